@@ -1,0 +1,240 @@
+package helper
+
+import (
+	"context"
+	"errors"
+	"io"
+	"io/fs"
+	"os"
+	"path/filepath"
+	"syscall"
+
+	"github.com/dockersandbox/sandbox/internal/fsops"
+	"github.com/dockersandbox/sandbox/internal/proto"
+)
+
+// root is the container's filesystem as the file operations see it.
+var root = os.DirFS("/")
+
+// fileOp runs one file operation; in carries the content of a write.
+func fileOp(ctx context.Context, req proto.Request, in io.Reader) *proto.Result {
+	var res proto.Result
+	var err error
+	switch req.Op {
+	case proto.OpRead:
+		var r fsops.ReadResult
+		r, err = fsops.Read(root, req.Path, req.Offset, req.Limit)
+		res.Read = &r
+	case proto.OpLs:
+		res.Entries, err = fsops.Ls(root, req.Path)
+	case proto.OpGlob:
+		var r fsops.GlobResult
+		r, err = fsops.Glob(ctx, root, req.Path, req.Pattern, fsops.GlobOptions{})
+		res.Entries, res.Truncated = r.Matches, r.Truncated
+	case proto.OpGrep:
+		var r fsops.GrepResult
+		r, err = fsops.Grep(ctx, root, req.Path, req.Pattern, fsops.GrepOptions{Glob: req.Glob, MaxCount: req.MaxCount})
+		res.Matches, res.Truncated = r.Matches, r.Truncated
+	case proto.OpWrite:
+		err = writeFile(req.Path, in)
+	case proto.OpEdit:
+		res.Count, err = editFile(req.Path, req.Old, req.New, req.ReplaceAll)
+	case proto.OpDelete:
+		err = deletePath(req.Path)
+	case proto.OpStat:
+		res.Stats = statAll(req.Paths)
+	case proto.OpPrepare:
+		res.Stats = prepareAll(req.Paths)
+	}
+	if err != nil {
+		return &proto.Result{Error: proto.ErrorOf(err)}
+	}
+	return &res
+}
+
+// writeFile replaces path's content with what in yields, creating parent
+// directories. The replacement is atomic where the directory allows it: a
+// failure (a full disk, say) leaves the old content in place.
+func writeFile(path string, in io.Reader) error {
+	if in == nil {
+		in = eofReader{}
+	}
+	if !filepath.IsAbs(path) {
+		return &fs.PathError{Op: "write", Path: path, Err: fsops.ErrInvalidPath}
+	}
+	target := path
+	if resolved, err := filepath.EvalSymlinks(path); err == nil {
+		target = resolved // write through a symlink, not over it
+	}
+	if fi, err := os.Stat(target); err == nil && fi.IsDir() {
+		return &fs.PathError{Op: "write", Path: path, Err: fsops.ErrIsDir}
+	}
+	if err := os.MkdirAll(filepath.Dir(target), 0o755); err != nil {
+		return err
+	}
+	return replaceFile(target, func(w io.Writer) error {
+		_, err := io.Copy(w, in)
+		return err
+	})
+}
+
+// replaceFile writes a new version of path through fill: into a temporary
+// file renamed over path, keeping an existing file's mode and owner. When
+// the directory is not writable but the file is, it writes in place.
+func replaceFile(path string, fill func(io.Writer) error) error {
+	mode := fs.FileMode(0o644)
+	old, statErr := os.Stat(path)
+	if statErr == nil {
+		mode = old.Mode().Perm()
+	}
+	tmp, err := os.CreateTemp(filepath.Dir(path), "."+filepath.Base(path)+".sandbox-*")
+	if err != nil {
+		if statErr == nil && errors.Is(err, fs.ErrPermission) {
+			return writeInPlace(path, fill)
+		}
+		return err
+	}
+	ok := false
+	defer func() {
+		if !ok {
+			tmp.Close()
+			os.Remove(tmp.Name())
+		}
+	}()
+	if err := fill(tmp); err != nil {
+		return err
+	}
+	if err := tmp.Chmod(mode); err != nil {
+		return err
+	}
+	if statErr == nil {
+		if st, isUnix := old.Sys().(*syscall.Stat_t); isUnix && os.Getuid() == 0 {
+			_ = tmp.Chown(int(st.Uid), int(st.Gid))
+		}
+	}
+	if err := tmp.Close(); err != nil {
+		return err
+	}
+	if err := os.Rename(tmp.Name(), path); err != nil {
+		return err
+	}
+	ok = true
+	return nil
+}
+
+func writeInPlace(path string, fill func(io.Writer) error) error {
+	f, err := os.OpenFile(path, os.O_WRONLY|os.O_TRUNC, 0)
+	if err != nil {
+		return err
+	}
+	if err := fill(f); err != nil {
+		f.Close()
+		return err
+	}
+	return f.Close()
+}
+
+func editFile(path, old, new string, replaceAll bool) (int, error) {
+	target, err := filepath.EvalSymlinks(path)
+	if err != nil {
+		return 0, err
+	}
+	fi, err := os.Stat(target)
+	if err != nil {
+		return 0, err
+	}
+	if !fi.Mode().IsRegular() {
+		return 0, &fs.PathError{Op: "edit", Path: path, Err: fsops.ErrNotRegular}
+	}
+	content, err := os.ReadFile(target)
+	if err != nil {
+		return 0, err
+	}
+	out, n, err := fsops.Edit(content, old, new, replaceAll)
+	if err != nil {
+		return 0, err
+	}
+	return n, replaceFile(target, func(w io.Writer) error {
+		_, err := w.Write(out)
+		return err
+	})
+}
+
+func deletePath(path string) error {
+	if !filepath.IsAbs(path) || filepath.Clean(path) == "/" {
+		return &fs.PathError{Op: "delete", Path: path, Err: fsops.ErrInvalidPath}
+	}
+	if _, err := os.Lstat(path); err != nil {
+		return err
+	}
+	return os.RemoveAll(path)
+}
+
+// statAll checks paths for a download: each must resolve to a regular file
+// that the sandbox user may read.
+func statAll(paths []string) []proto.Stat {
+	out := make([]proto.Stat, len(paths))
+	for i, p := range paths {
+		out[i] = statOne(p)
+	}
+	return out
+}
+
+func statOne(path string) proto.Stat {
+	resolved, err := filepath.EvalSymlinks(path)
+	if err != nil {
+		return proto.Stat{Error: proto.ErrorOf(err)}
+	}
+	fi, err := os.Stat(resolved)
+	if err != nil {
+		return proto.Stat{Error: proto.ErrorOf(err)}
+	}
+	st := proto.Stat{Resolved: resolved, IsDir: fi.IsDir(), Size: fi.Size(), ModTime: fi.ModTime()}
+	switch {
+	case fi.IsDir():
+		st.Error = &proto.Error{Code: proto.CodeIsDir, Message: "is a directory"}
+	case !fi.Mode().IsRegular():
+		st.Error = &proto.Error{Code: proto.CodeNotRegular, Message: "not a regular file"}
+	default:
+		// O_NONBLOCK: never hang, even if the file became a FIFO meanwhile.
+		f, err := os.OpenFile(resolved, os.O_RDONLY|syscall.O_NONBLOCK, 0)
+		if err != nil {
+			st.Error = proto.ErrorOf(err)
+		} else {
+			f.Close()
+		}
+	}
+	return st
+}
+
+// prepareAll readies paths for an upload: parents are created, and each
+// target must not be a directory and must be writable by the sandbox user.
+func prepareAll(paths []string) []proto.Stat {
+	out := make([]proto.Stat, len(paths))
+	for i, p := range paths {
+		out[i] = prepareOne(p)
+	}
+	return out
+}
+
+func prepareOne(path string) proto.Stat {
+	dir := filepath.Dir(path)
+	if err := os.MkdirAll(dir, 0o755); err != nil {
+		return proto.Stat{Error: proto.ErrorOf(err)}
+	}
+	if fi, err := os.Stat(path); err == nil {
+		if fi.IsDir() {
+			return proto.Stat{Error: &proto.Error{Code: proto.CodeIsDir, Message: "is a directory"}}
+		}
+		if err := syscall.Access(path, 2 /* W_OK */); err != nil {
+			return proto.Stat{Error: proto.ErrorOf(&fs.PathError{Op: "open", Path: path, Err: err})}
+		}
+	} else if err := syscall.Access(dir, 2|1 /* W_OK|X_OK */); err != nil {
+		return proto.Stat{Error: proto.ErrorOf(&fs.PathError{Op: "open", Path: dir, Err: err})}
+	}
+	return proto.Stat{Resolved: dir}
+}
+
+type eofReader struct{}
+
+func (eofReader) Read([]byte) (int, error) { return 0, io.EOF }

@@ -1,0 +1,165 @@
+package helper
+
+import (
+	"context"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"io"
+	"os"
+	"runtime"
+	"sync"
+
+	"github.com/dockersandbox/sandbox/internal/proto"
+)
+
+// Serve answers requests read from r with frames written to w. It writes
+// the Hello frame first. With once set it returns after the first request
+// is answered; otherwise it serves until r ends. When r ends (the library
+// went away), every running request is cancelled: its commands are killed.
+func Serve(r io.Reader, w io.Writer, once bool) error {
+	fw := proto.NewWriter(w)
+	hello, _ := json.Marshal(proto.Hello{
+		Version: proto.Version, UID: os.Getuid(), GID: os.Getgid(), Arch: runtime.GOARCH,
+	})
+	if err := fw.WriteFrame(proto.KindHello, 0, hello); err != nil {
+		return err
+	}
+	s := &server{w: fw, reqs: map[uint32]*request{}, done: make(chan struct{})}
+	ctx, cancelAll := context.WithCancel(context.Background())
+	defer func() {
+		cancelAll()
+		s.wg.Wait()
+	}()
+
+	frames := make(chan proto.Frame)
+	readErr := make(chan error, 1)
+	fr := proto.NewReader(r)
+	go func() {
+		for {
+			f, err := fr.ReadFrame()
+			if err != nil {
+				cancelAll() // the library is gone: stop everything now
+				readErr <- err
+				return
+			}
+			frames <- f
+		}
+	}()
+	for {
+		select {
+		case <-s.done:
+			return nil
+		case err := <-readErr:
+			if errors.Is(err, io.EOF) {
+				return nil
+			}
+			return err
+		case f := <-frames:
+			if err := s.dispatch(ctx, f, once); err != nil {
+				return err
+			}
+		}
+	}
+}
+
+type server struct {
+	w     *proto.Writer
+	mu    sync.Mutex
+	reqs  map[uint32]*request
+	wg    sync.WaitGroup
+	done  chan struct{} // closed after the first request in once mode
+	onced bool
+}
+
+type request struct {
+	cancel context.CancelFunc
+	input  *io.PipeWriter // nil when the request takes no input
+}
+
+func (s *server) dispatch(ctx context.Context, f proto.Frame, once bool) error {
+	switch f.Kind {
+	case proto.KindRequest:
+		var req proto.Request
+		if err := json.Unmarshal(f.Payload, &req); err != nil {
+			return s.result(f.ID, &proto.Result{Error: &proto.Error{Code: proto.CodeBadRequest, Message: err.Error()}})
+		}
+		s.mu.Lock()
+		if _, dup := s.reqs[f.ID]; dup || s.onced {
+			s.mu.Unlock()
+			return fmt.Errorf("helper: request %d not accepted", f.ID)
+		}
+		rctx, cancel := context.WithCancel(ctx)
+		rq := &request{cancel: cancel}
+		var in io.Reader
+		if takesInput(req) {
+			pr, pw := io.Pipe()
+			rq.input, in = pw, pr
+		}
+		s.reqs[f.ID] = rq
+		s.onced = once
+		s.mu.Unlock()
+		s.wg.Add(1)
+		go func() {
+			defer s.wg.Done()
+			res := handle(rctx, req, in, func(kind proto.Kind, p []byte) error { return s.w.WriteFrame(kind, f.ID, p) })
+			if in != nil {
+				in.(*io.PipeReader).Close()
+			}
+			s.mu.Lock()
+			delete(s.reqs, f.ID)
+			s.mu.Unlock()
+			cancel()
+			_ = s.result(f.ID, res)
+			if once {
+				close(s.done)
+			}
+		}()
+	case proto.KindInput:
+		s.mu.Lock()
+		rq := s.reqs[f.ID]
+		s.mu.Unlock()
+		if rq == nil || rq.input == nil {
+			return nil // late input for a finished request
+		}
+		if len(f.Payload) == 0 {
+			return rq.input.Close()
+		}
+		// Blocks while the command does not read; a cancel or the end of the
+		// connection kills the command, which unblocks this write.
+		_, _ = rq.input.Write(f.Payload)
+	case proto.KindCancel:
+		s.mu.Lock()
+		if rq := s.reqs[f.ID]; rq != nil {
+			rq.cancel()
+		}
+		s.mu.Unlock()
+	default:
+		return fmt.Errorf("helper: unexpected frame kind %q", f.Kind)
+	}
+	return nil
+}
+
+func (s *server) result(id uint32, res *proto.Result) error {
+	b, err := json.Marshal(res)
+	if err != nil {
+		b, _ = json.Marshal(proto.Result{Error: &proto.Error{Code: proto.CodeInternal, Message: err.Error()}})
+	}
+	return s.w.WriteFrame(proto.KindResult, id, b)
+}
+
+func takesInput(req proto.Request) bool {
+	return req.Op == proto.OpWrite || (req.Op == proto.OpExec && req.Stdin)
+}
+
+// handle runs one request.
+func handle(ctx context.Context, req proto.Request, in io.Reader, send func(proto.Kind, []byte) error) *proto.Result {
+	switch req.Op {
+	case proto.OpExec:
+		return runExec(ctx, req, in, send)
+	case proto.OpRead, proto.OpWrite, proto.OpEdit, proto.OpLs, proto.OpGlob, proto.OpGrep,
+		proto.OpDelete, proto.OpStat, proto.OpPrepare:
+		return fileOp(ctx, req, in)
+	}
+	return &proto.Result{Error: &proto.Error{Code: proto.CodeBadRequest, Message: fmt.Sprintf("unknown operation %q", req.Op)}}
+}

@@ -1,0 +1,79 @@
+package proto
+
+import (
+	"time"
+
+	"github.com/dockersandbox/sandbox/internal/fsops"
+)
+
+// Hello is the helper's first frame.
+type Hello struct {
+	Version int    `json:"version"`
+	UID     int    `json:"uid"`
+	GID     int    `json:"gid"`
+	Arch    string `json:"arch"`
+}
+
+// Operations a Request can name.
+const (
+	OpExec    = "exec"
+	OpRead    = "read"
+	OpWrite   = "write"
+	OpEdit    = "edit"
+	OpLs      = "ls"
+	OpGlob    = "glob"
+	OpGrep    = "grep"
+	OpDelete  = "delete"
+	OpStat    = "stat"    // batch: Paths → Stats (download preflight)
+	OpPrepare = "prepare" // batch: Paths → Stats, parents created (upload preflight)
+)
+
+// Request asks the helper to do one thing. Fields are used per Op.
+type Request struct {
+	Op string `json:"op"`
+
+	// exec
+	Command  string   `json:"command,omitempty"`
+	Env      []string `json:"env,omitempty"`
+	Dir      string   `json:"dir,omitempty"`
+	Timeout  int64    `json:"timeout_ms,omitempty"` // 0 = none
+	Combined bool     `json:"combined,omitempty"`   // stderr into the stdout stream
+	Stdin    bool     `json:"stdin,omitempty"`      // Input frames feed the command
+
+	// files
+	Path       string   `json:"path,omitempty"`
+	Paths      []string `json:"paths,omitempty"`
+	Offset     int      `json:"offset,omitempty"`
+	Limit      int      `json:"limit,omitempty"`
+	Old        string   `json:"old,omitempty"`
+	New        string   `json:"new,omitempty"`
+	ReplaceAll bool     `json:"replace_all,omitempty"`
+	Pattern    string   `json:"pattern,omitempty"`
+	Glob       string   `json:"glob,omitempty"`
+	MaxCount   int      `json:"max_count,omitempty"`
+}
+
+// Result answers a Request. Error is set when the operation failed.
+type Result struct {
+	Error *Error `json:"error,omitempty"`
+
+	// exec
+	ExitCode int  `json:"exit_code"`
+	TimedOut bool `json:"timed_out,omitempty"`
+
+	Read      *fsops.ReadResult `json:"read,omitempty"`
+	Entries   []fsops.FileInfo  `json:"entries,omitempty"`
+	Matches   []fsops.GrepMatch `json:"matches,omitempty"`
+	Count     int               `json:"count,omitempty"`
+	Truncated bool              `json:"truncated,omitempty"`
+	Stats     []Stat            `json:"stats,omitempty"`
+}
+
+// Stat is the helper's view of one path in a batch, as the sandbox user sees it.
+type Stat struct {
+	Error    *Error    `json:"error,omitempty"`
+	Resolved string    `json:"resolved,omitempty"` // symlinks resolved
+	IsDir    bool      `json:"is_dir,omitempty"`
+	Size     int64     `json:"size,omitempty"`
+	ModTime  time.Time `json:"mtime,omitzero"`
+}

@@ -1,0 +1,39 @@
+// Command testimages builds the local Docker images used by the integration
+// tests (see package internal/testenv), if they are missing. CI runs it once
+// before `go test` so that test packages don't wait on each other for it.
+package main
+
+import (
+	"context"
+	"fmt"
+	"os"
+	"time"
+
+	"github.com/dockersandbox/sandbox/internal/testenv"
+)
+
+func main() {
+	ctx, cancel := context.WithTimeout(context.Background(), 20*time.Minute)
+	defer cancel()
+	cli, err := testenv.NewClient(ctx)
+	if err != nil {
+		fmt.Fprintln(os.Stderr, err)
+		os.Exit(1)
+	}
+	defer cli.Close()
+
+	start := time.Now()
+	if err := testenv.EnsureImages(ctx, cli); err != nil {
+		fmt.Fprintln(os.Stderr, err)
+		os.Exit(1)
+	}
+	for _, ref := range []string{testenv.BusyboxImage, testenv.DebianImage} {
+		res, err := cli.ImageInspect(ctx, ref)
+		if err != nil {
+			fmt.Fprintln(os.Stderr, err)
+			os.Exit(1)
+		}
+		fmt.Printf("testimages: %s ready (%s, %.1f MB)\n", ref, res.ID, float64(res.Size)/1e6)
+	}
+	fmt.Printf("testimages: done in %s\n", time.Since(start).Round(100*time.Millisecond))
+}

@@ -1,0 +1,156 @@
+// Package testenv provides the Docker test environment shared by the
+// integration tests of this module: a connected client, locally built test
+// images (no registry is ever contacted) and leak checking of the containers
+// that the library creates.
+//
+// Integration test packages use it as
+//
+//	func TestMain(m *testing.M) { testenv.Main(m) }
+package testenv
+
+import (
+	"context"
+	"fmt"
+	"os"
+	"strconv"
+	"testing"
+	"time"
+
+	"github.com/moby/moby/client"
+)
+
+const (
+	// BusyboxImage is a tiny image built from the host's static busybox.
+	// It has /bin/sh, /usr/bin/env, a user "sandbox" (uid 1000) with home
+	// /home/sandbox, and "nobody" (uid 65534).
+	BusyboxImage = "dockersandbox-test/busybox:1"
+	// DebianImage is a Debian bookworm minbase image with python3 and a user
+	// "sandbox" (uid 1000) with home /home/sandbox.
+	DebianImage = "dockersandbox-test/debian:bookworm"
+
+	// LabelSandbox is the label the library puts on every container it
+	// creates (value "true").
+	LabelSandbox = "com.dockersandbox.sandbox"
+	// LabelOwner is the label holding the creating process, as "<hostname>:<pid>".
+	LabelOwner = "com.dockersandbox.owner"
+)
+
+// ensureTimeout bounds EnsureImages in Main (debootstrap is the slow part).
+const ensureTimeout = 10 * time.Minute
+
+// NewClient returns a moby client configured from the environment
+// (DOCKER_HOST etc.) that has successfully pinged the daemon. API version
+// negotiation is on by default in the client.
+func NewClient(ctx context.Context) (*client.Client, error) {
+	cli, err := client.New(client.FromEnv)
+	if err != nil {
+		return nil, fmt.Errorf("testenv: creating docker client: %w", err)
+	}
+	pctx, cancel := context.WithTimeout(ctx, 30*time.Second)
+	defer cancel()
+	if _, err := cli.Ping(pctx, client.PingOptions{NegotiateAPIVersion: true}); err != nil {
+		cli.Close()
+		return nil, fmt.Errorf("testenv: docker daemon at %s is not reachable (these tests need a running Docker engine; start dockerd or run .ci/run): %w", cli.DaemonHost(), err)
+	}
+	return cli, nil
+}
+
+// Client returns a pinged client for the daemon configured by the
+// environment and closes it when tb ends. It fails tb (it never skips) when
+// the daemon is unreachable.
+func Client(tb testing.TB) *client.Client {
+	tb.Helper()
+	cli, err := NewClient(context.Background())
+	if err != nil {
+		tb.Fatalf("%v", err)
+	}
+	tb.Cleanup(func() { cli.Close() })
+	return cli
+}
+
+// Owner returns the owner label value the library puts on the containers
+// created by the current process: "<hostname>:<pid>".
+func Owner() string {
+	host, err := os.Hostname()
+	if err != nil {
+		host = "unknown"
+	}
+	return host + ":" + strconv.Itoa(os.Getpid())
+}
+
+// Leaked returns the IDs of all containers (in any state) labelled with
+// LabelOwner=owner.
+func Leaked(ctx context.Context, cli *client.Client, owner string) ([]string, error) {
+	res, err := cli.ContainerList(ctx, client.ContainerListOptions{
+		All:     true,
+		Filters: make(client.Filters).Add("label", LabelOwner+"="+owner),
+	})
+	if err != nil {
+		return nil, fmt.Errorf("testenv: listing containers of owner %q: %w", owner, err)
+	}
+	ids := make([]string, 0, len(res.Items))
+	for _, c := range res.Items {
+		ids = append(ids, c.ID)
+	}
+	return ids, nil
+}
+
+// Main is a TestMain for integration test packages: it connects to the
+// daemon and ensures the test images exist (exiting 1 if either fails), runs
+// the tests, then force-removes every container this process left behind and
+// exits non-zero if there was any, even when all tests passed.
+func Main(m *testing.M) {
+	os.Exit(runMain(m))
+}
+
+func runMain(m *testing.M) int {
+	ctx := context.Background()
+	cli, err := NewClient(ctx)
+	if err != nil {
+		fmt.Fprintln(os.Stderr, err)
+		return 1
+	}
+	defer cli.Close()
+
+	ectx, cancel := context.WithTimeout(ctx, ensureTimeout)
+	err = EnsureImages(ectx, cli)
+	cancel()
+	if err != nil {
+		fmt.Fprintf(os.Stderr, "testenv: preparing test images: %v\n", err)
+		return 1
+	}
+
+	code := m.Run()
+
+	if err := checkLeaks(ctx, cli, Owner()); err != nil {
+		fmt.Fprintln(os.Stderr, err)
+		if code == 0 {
+			code = 1
+		}
+	}
+	return code
+}
+
+// checkLeaks force-removes the containers of owner and reports them as an error.
+func checkLeaks(ctx context.Context, cli *client.Client, owner string) error {
+	ctx, cancel := context.WithTimeout(ctx, 2*time.Minute)
+	defer cancel()
+	ids, err := Leaked(ctx, cli, owner)
+	if err != nil {
+		return err
+	}
+	if len(ids) == 0 {
+		return nil
+	}
+	msg := fmt.Sprintf("testenv: FAIL: %d container(s) leaked by this test process (owner %s):", len(ids), owner)
+	for _, id := range ids {
+		msg += "\n  " + id
+		_, rerr := cli.ContainerRemove(ctx, id, client.ContainerRemoveOptions{Force: true, RemoveVolumes: true})
+		if rerr != nil {
+			msg += fmt.Sprintf(" (removal failed: %v)", rerr)
+		} else {
+			msg += " (removed)"
+		}
+	}
+	return fmt.Errorf("%s", msg)
+}

@@ -1,0 +1,35 @@
+package sandbox
+
+import (
+	"os"
+	"strconv"
+	"time"
+)
+
+// Labels on every container the library creates, so that leaked ones can
+// be found (docker ps --filter label=com.dockersandbox.sandbox).
+const (
+	labelPrefix = "com.dockersandbox."
+	// LabelSandbox marks a container as a sandbox; its value is "true".
+	LabelSandbox = labelPrefix + "sandbox"
+	// LabelCreated holds the creation time, RFC 3339 in UTC.
+	LabelCreated = labelPrefix + "created"
+	// LabelOwner holds "<hostname>:<pid>" of the process that created it.
+	LabelOwner = labelPrefix + "owner"
+)
+
+func ownerLabel() string {
+	host, _ := os.Hostname()
+	return host + ":" + strconv.Itoa(os.Getpid())
+}
+
+func (o *options) containerLabels(now time.Time) map[string]string {
+	l := map[string]string{}
+	for k, v := range o.labels {
+		l[k] = v
+	}
+	l[LabelSandbox] = "true"
+	l[LabelCreated] = now.UTC().Format(time.RFC3339)
+	l[LabelOwner] = ownerLabel()
+	return l
+}

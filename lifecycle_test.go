@@ -1,0 +1,286 @@
+package sandbox_test
+
+import (
+	"context"
+	"fmt"
+	"strings"
+	"sync"
+	"testing"
+	"time"
+
+	"github.com/dockersandbox/sandbox"
+	"github.com/dockersandbox/sandbox/internal/testenv"
+	"github.com/moby/moby/api/types/container"
+	"github.com/moby/moby/client"
+	"github.com/stretchr/testify/assert"
+	"github.com/stretchr/testify/require"
+)
+
+// ours counts the containers this test process created that still exist.
+func ours(t *testing.T) int {
+	t.Helper()
+	cli := testenv.Client(t)
+	ids, err := testenv.Leaked(context.Background(), cli, testenv.Owner())
+	require.NoError(t, err)
+	return len(ids)
+}
+
+func TestNewAndClose(t *testing.T) {
+	ctx := testCtx(t)
+	cli := testenv.Client(t)
+	sb, err := sandbox.New(ctx, sandbox.WithImage(testenv.BusyboxImage), sandbox.WithPullPolicy(sandbox.PullNever),
+		sandbox.WithLabels(map[string]string{"team": "agents"}), sandbox.WithEnv("GREETING=hi"))
+	require.NoError(t, err)
+	assert.Len(t, sb.ID(), 12)
+
+	info, err := cli.ContainerInspect(ctx, sb.ID(), client.ContainerInspectOptions{})
+	require.NoError(t, err)
+	labels := info.Container.Config.Labels
+	assert.Equal(t, "true", labels[sandbox.LabelSandbox])
+	assert.Equal(t, testenv.Owner(), labels[sandbox.LabelOwner])
+	created, err := time.Parse(time.RFC3339, labels[sandbox.LabelCreated])
+	require.NoError(t, err)
+	assert.WithinDuration(t, time.Now(), created, time.Minute)
+	assert.Equal(t, "agents", labels["team"])
+
+	resp, err := sb.Execute(ctx, "echo $GREETING; cat /proc/1/cmdline | tr '\\0' ' '")
+	require.NoError(t, err)
+	assert.Equal(t, "hi\n/.dockersandbox/sandbox-helper init ", resp.Output)
+
+	require.NoError(t, sb.Close())
+	require.NoError(t, sb.Close(), "Close is idempotent")
+	_, err = cli.ContainerInspect(ctx, sb.ID(), client.ContainerInspectOptions{})
+	assert.Error(t, err, "the container is removed")
+	_, err = sb.Execute(ctx, "true")
+	assert.ErrorIs(t, err, sandbox.ErrClosed)
+	_, err = sb.Read(ctx, "/etc/passwd")
+	assert.ErrorIs(t, err, sandbox.ErrClosed)
+}
+
+func TestCloseWithoutAutoRemove(t *testing.T) {
+	ctx := testCtx(t)
+	cli := testenv.Client(t)
+	name := fmt.Sprintf("sandbox-test-keep-%d", time.Now().UnixNano())
+	sb, err := sandbox.New(ctx, sandbox.WithImage(testenv.BusyboxImage), sandbox.WithPullPolicy(sandbox.PullNever),
+		sandbox.WithAutoRemove(false), sandbox.WithName(name))
+	require.NoError(t, err)
+	t.Cleanup(func() {
+		_, err := cli.ContainerRemove(context.Background(), name, client.ContainerRemoveOptions{Force: true, RemoveVolumes: true})
+		assert.NoError(t, err)
+	})
+	require.NoError(t, sb.Close())
+	info, err := cli.ContainerInspect(ctx, name, client.ContainerInspectOptions{})
+	require.NoError(t, err, "the container is kept")
+	assert.False(t, info.Container.State.Running)
+	assert.Equal(t, 0, info.Container.State.ExitCode, "the helper exits cleanly on SIGTERM")
+
+	// The name is taken now: a second sandbox with it fails, leaving nothing.
+	before := ours(t)
+	_, err = sandbox.New(ctx, sandbox.WithImage(testenv.BusyboxImage), sandbox.WithPullPolicy(sandbox.PullNever), sandbox.WithName(name))
+	assert.Error(t, err)
+	assert.Equal(t, before, ours(t))
+}
+
+func TestCloseAfterRemovedOutside(t *testing.T) {
+	ctx := testCtx(t)
+	cli := testenv.Client(t)
+	sb, err := sandbox.New(ctx, sandbox.WithImage(testenv.BusyboxImage), sandbox.WithPullPolicy(sandbox.PullNever))
+	require.NoError(t, err)
+	_, err = cli.ContainerRemove(ctx, sb.ID(), client.ContainerRemoveOptions{Force: true, RemoveVolumes: true})
+	require.NoError(t, err)
+	_, err = sb.Execute(ctx, "true")
+	assert.ErrorIs(t, err, sandbox.ErrGone)
+	assert.NoError(t, sb.Close())
+}
+
+func TestInvalidOptions(t *testing.T) {
+	ctx := testCtx(t)
+	before := ours(t)
+	bad := map[string]sandbox.Option{
+		"empty image":       sandbox.WithImage(""),
+		"bad name":          sandbox.WithName("-x"),
+		"bad volume":        sandbox.WithVolumes("/only-one-part"),
+		"relative workdir":  sandbox.WithWorkingDir("work"),
+		"negative timeout":  sandbox.WithExecuteTimeout(-time.Second),
+		"zero output":       sandbox.WithMaxOutputBytes(0),
+		"empty network":     sandbox.WithNetworkMode(" "),
+		"bad dns":           sandbox.WithDNS("not-an-ip"),
+		"bad gpus":          sandbox.WithGPUs("some"),
+		"bad env":           sandbox.WithEnv("NOEQUALS"),
+		"reserved label":    sandbox.WithLabels(map[string]string{sandbox.LabelOwner: "x"}),
+		"empty user":        sandbox.WithUser(""),
+		"tiny memory":       sandbox.WithMemory(1024),
+		"zero cpus":         sandbox.WithCPUs(0),
+		"zero pids":         sandbox.WithPidsLimit(0),
+		"negative shm":      sandbox.WithShmSize(-1),
+		"bad device":        sandbox.WithDevices("relative"),
+		"bad device perms":  sandbox.WithDevices("/dev/null:/dev/null:x"),
+		"soft above hard":   sandbox.WithUlimits(sandbox.Ulimit{Name: "nofile", Soft: 10, Hard: 5}),
+		"empty cap":         sandbox.WithCapDrop(""),
+		"empty runtime":     sandbox.WithRuntime(""),
+		"bad pull policy":   sandbox.WithPullPolicy(sandbox.PullPolicy(9)),
+		"nil config":        sandbox.WithContainerConfig(nil),
+		"nil client":        sandbox.WithClient(nil),
+	}
+	for name, opt := range bad {
+		t.Run(name, func(t *testing.T) {
+			_, err := sandbox.New(ctx, sandbox.WithImage(testenv.BusyboxImage), opt)
+			assert.ErrorIs(t, err, sandbox.ErrInvalidOption)
+		})
+	}
+	_, err := sandbox.New(ctx, sandbox.WithClient(testenv.Client(t)), sandbox.WithClientOptions(client.WithTimeout(time.Second)))
+	assert.ErrorIs(t, err, sandbox.ErrInvalidOption, "conflicting client options")
+	assert.Equal(t, before, ours(t), "no container was created")
+}
+
+func TestImageNotFound(t *testing.T) {
+	ctx := testCtx(t)
+	before := ours(t)
+	_, err := sandbox.New(ctx, sandbox.WithImage("dockersandbox-test/no-such-image:1"), sandbox.WithPullPolicy(sandbox.PullNever))
+	assert.ErrorIs(t, err, sandbox.ErrImageNotFound)
+	// The default policy tries to pull; no registry answers here, so it fails clearly.
+	var progress strings.Builder
+	_, err = sandbox.New(ctx, sandbox.WithImage("dockersandbox-test/no-such-image:1"), sandbox.WithPullProgress(&progress))
+	assert.ErrorIs(t, err, sandbox.ErrImageNotFound)
+	assert.Equal(t, before, ours(t))
+}
+
+func TestDaemonUnreachable(t *testing.T) {
+	ctx := testCtx(t)
+	_, err := sandbox.New(ctx, sandbox.WithImage(testenv.BusyboxImage),
+		sandbox.WithClientOptions(client.WithHost("unix:///nonexistent/docker.sock")))
+	assert.ErrorIs(t, err, sandbox.ErrDaemonUnreachable)
+}
+
+func TestStartFailureRemovesContainer(t *testing.T) {
+	ctx := testCtx(t)
+	before := ours(t)
+	// No NVIDIA runtime here: start fails, and the created container goes.
+	_, err := sandbox.New(ctx, sandbox.WithImage(testenv.BusyboxImage), sandbox.WithPullPolicy(sandbox.PullNever), sandbox.WithGPUs("all"))
+	require.Error(t, err)
+	assert.Contains(t, err.Error(), "start container")
+	assert.Equal(t, before, ours(t))
+}
+
+func TestContainerOptions(t *testing.T) {
+	ctx := testCtx(t)
+	sb := newSandbox(t, testenv.BusyboxImage,
+		sandbox.WithUser("sandbox"),
+		sandbox.WithWorkingDir("/home/sandbox/work"),
+		sandbox.WithMemory(64<<20),
+		sandbox.WithCPUs(0.5),
+		sandbox.WithPidsLimit(100),
+		sandbox.WithShmSize(8<<20),
+		sandbox.WithUlimits(sandbox.Ulimit{Name: "nofile", Soft: 256, Hard: 512}),
+		sandbox.WithCapDrop("NET_RAW"),
+		sandbox.WithNetworkMode("none"),
+		sandbox.WithDNS("10.0.0.53"),
+		sandbox.WithDevices("/dev/null:/dev/extra-null:rw"),
+		sandbox.WithContainerConfig(func(cfg *container.Config, host *container.HostConfig) {
+			cfg.Hostname = "agent-box"
+		}),
+	)
+	resp, err := sb.Execute(ctx, strings.Join([]string{
+		"id -u", "pwd", "touch ok && echo writable", "ulimit -n", "hostname",
+		"cat /sys/fs/cgroup/pids.max 2>/dev/null || cat /sys/fs/cgroup/pids/pids.max",
+		"df -k /dev/shm | tail -1 | awk '{print $2}'", "test -c /dev/extra-null && echo device",
+		"grep -c nameserver /etc/resolv.conf", "ls /sys/class/net",
+	}, "; "))
+	require.NoError(t, err)
+	assert.Equal(t, "1000\n/home/sandbox/work\nwritable\n256\nagent-box\n100\n8192\ndevice\n1\nlo\n", resp.Output)
+
+	cli := testenv.Client(t)
+	info, err := cli.ContainerInspect(ctx, sb.ID(), client.ContainerInspectOptions{})
+	require.NoError(t, err)
+	assert.Equal(t, int64(64<<20), info.Container.HostConfig.Memory)
+	assert.Equal(t, int64(5e8), info.Container.HostConfig.NanoCPUs)
+	assert.Equal(t, []string{"CAP_NET_RAW"}, info.Container.HostConfig.CapDrop)
+}
+
+func TestReadOnlyRootfs(t *testing.T) {
+	ctx := testCtx(t)
+	sb := newSandbox(t, testenv.BusyboxImage, sandbox.WithReadOnlyRootfs(true),
+		sandbox.WithContainerConfig(func(_ *container.Config, host *container.HostConfig) {
+			host.Tmpfs = map[string]string{"/workspace": "exec"}
+		}))
+	resp, err := sb.Execute(ctx, "touch /etc/x 2>&1; echo $?; echo hi > f && cat f")
+	require.NoError(t, err)
+	assert.Contains(t, resp.Output, "Read-only file system")
+	assert.True(t, strings.HasSuffix(resp.Output, "1\nhi\n"), resp.Output)
+	require.NoError(t, sb.Write(ctx, "g.txt", []byte("written")))
+	page, err := sb.Read(ctx, "g.txt")
+	require.NoError(t, err)
+	assert.Equal(t, "written", page.Content)
+}
+
+func TestConcurrentUse(t *testing.T) {
+	sb := newSandbox(t, testenv.BusyboxImage)
+	ctx := testCtx(t)
+	var wg sync.WaitGroup
+	errs := make(chan error, 60)
+	for i := range 30 {
+		wg.Add(2)
+		go func() {
+			defer wg.Done()
+			resp, err := sb.Execute(ctx, fmt.Sprintf("echo %d", i))
+			if err == nil && resp.Output != fmt.Sprintf("%d\n", i) {
+				err = fmt.Errorf("execute %d: got %q", i, resp.Output)
+			}
+			errs <- err
+		}()
+		go func() {
+			defer wg.Done()
+			p := fmt.Sprintf("c/%d.txt", i)
+			err := sb.Write(ctx, p, []byte(p))
+			if err == nil {
+				var page sandbox.ReadResult
+				page, err = sb.Read(ctx, p)
+				if err == nil && page.Content != p {
+					err = fmt.Errorf("read %s: got %q", p, page.Content)
+				}
+			}
+			errs <- err
+		}()
+	}
+	wg.Wait()
+	close(errs)
+	for err := range errs {
+		assert.NoError(t, err)
+	}
+	entries, err := sb.Ls(ctx, "c")
+	require.NoError(t, err)
+	assert.Len(t, entries, 30)
+}
+
+func TestSeveralSandboxes(t *testing.T) {
+	ctx := testCtx(t)
+	var wg sync.WaitGroup
+	ids := make([]string, 4)
+	errs := make([]error, 4)
+	for i := range ids {
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			sb, err := sandbox.New(ctx, sandbox.WithImage(testenv.BusyboxImage), sandbox.WithPullPolicy(sandbox.PullNever))
+			if err != nil {
+				errs[i] = err
+				return
+			}
+			defer func() { errs[i] = errorsJoin(errs[i], sb.Close()) }()
+			if err := sb.Write(ctx, "/tmp/me", []byte(sb.ID())); err != nil {
+				errs[i] = err
+				return
+			}
+			resp, err := sb.Execute(ctx, "cat /tmp/me")
+			if err == nil && resp.Output != sb.ID() {
+				err = fmt.Errorf("sandbox %s sees %q", sb.ID(), resp.Output)
+			}
+			ids[i], errs[i] = sb.ID(), err
+		}()
+	}
+	wg.Wait()
+	for _, err := range errs {
+		require.NoError(t, err)
+	}
+	assert.Len(t, uniq(ids), 4)
+}

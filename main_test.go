@@ -1,0 +1,50 @@
+package sandbox_test
+
+import (
+	"context"
+	"testing"
+	"time"
+
+	"github.com/dockersandbox/sandbox"
+	"github.com/dockersandbox/sandbox/internal/testenv"
+	"github.com/stretchr/testify/require"
+)
+
+func TestMain(m *testing.M) { testenv.Main(m) }
+
+// images are the test images every file test runs on.
+var images = []string{testenv.BusyboxImage, testenv.DebianImage}
+
+// newSandbox creates a sandbox on image that the test closes at its end.
+func newSandbox(t testing.TB, image string, opts ...sandbox.Option) *sandbox.DockerSandbox {
+	t.Helper()
+	ctx, cancel := context.WithTimeout(context.Background(), 2*time.Minute)
+	defer cancel()
+	base := []sandbox.Option{sandbox.WithImage(image), sandbox.WithPullPolicy(sandbox.PullNever)}
+	sb, err := sandbox.New(ctx, append(base, opts...)...)
+	require.NoError(t, err)
+	t.Cleanup(func() { require.NoError(t, sb.Close()) })
+	return sb
+}
+
+// testCtx returns a context that ends with the test, bounded to a minute.
+func testCtx(t testing.TB) context.Context {
+	ctx, cancel := context.WithTimeout(context.Background(), time.Minute)
+	t.Cleanup(cancel)
+	return ctx
+}
+
+func errorsJoin(a, b error) error {
+	if a != nil {
+		return a
+	}
+	return b
+}
+
+func uniq(s []string) map[string]bool {
+	m := map[string]bool{}
+	for _, v := range s {
+		m[v] = true
+	}
+	return m
+}

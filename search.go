@@ -1,0 +1,109 @@
+package sandbox
+
+import (
+	"context"
+	"fmt"
+
+	"github.com/dockersandbox/sandbox/internal/proto"
+)
+
+// GlobResult lists the files a glob matched.
+type GlobResult struct {
+	Matches   []FileInfo // regular files, absolute paths, sorted
+	Truncated bool       // the search stopped early (time or count budget, unreadable dirs)
+}
+
+// Glob finds regular files under path ("" means "/") whose path matches
+// pattern, with deepagents 0.7's rules: a pattern without "/" matches the
+// base name at any depth; with "/" it matches the path relative to path,
+// "**" spanning directories; {a,b} braces expand; dot-files match only a
+// pattern part that starts with "."; ".." is ErrInvalidPattern. Searching
+// "/" skips /proc, /sys and /dev.
+func (s *DockerSandbox) Glob(ctx context.Context, pattern, path string) (GlobResult, error) {
+	if path == "" {
+		path = "/"
+	}
+	p, err := s.abs("glob", path)
+	if err != nil {
+		return GlobResult{}, err
+	}
+	res, err := s.fileCall(ctx, "glob", p, proto.Request{Op: proto.OpGlob, Path: p, Pattern: pattern}, nil)
+	if err != nil {
+		return GlobResult{}, err
+	}
+	return GlobResult{Matches: fileInfos(res.Entries), Truncated: res.Truncated}, nil
+}
+
+// GrepMatch is one matching line.
+type GrepMatch struct {
+	Path string // absolute
+	Line int    // 1-based
+	Text string // the line without its line end (at most 64 KiB of it)
+}
+
+// GrepResult lists the lines Grep found.
+type GrepResult struct {
+	Matches   []GrepMatch // by path, then line
+	Truncated bool        // more matches than the max count
+}
+
+// A GrepOption adjusts Grep.
+type GrepOption func(*grepConfig) error
+
+type grepConfig struct {
+	path, glob string
+	maxCount   int
+}
+
+// GrepPath searches this file or directory instead of the working directory.
+func GrepPath(path string) GrepOption {
+	return func(c *grepConfig) error {
+		c.path = path
+		return nil
+	}
+}
+
+// GrepGlob searches only files matching pattern: without "/" it matches
+// base names at any depth, with "/" paths relative to the search root.
+func GrepGlob(pattern string) GrepOption {
+	return func(c *grepConfig) error {
+		c.glob = pattern
+		return nil
+	}
+}
+
+// GrepMaxCount stops after n matches and sets Truncated if there were more.
+func GrepMaxCount(n int) GrepOption {
+	return func(c *grepConfig) error {
+		if n <= 0 {
+			return fmt.Errorf("sandbox: grep max count %d must be positive", n)
+		}
+		c.maxCount = n
+		return nil
+	}
+}
+
+// Grep finds lines containing pattern, a literal string (not a regular
+// expression), in the regular files under the working directory (or
+// GrepPath), hidden files included and binary files skipped.
+func (s *DockerSandbox) Grep(ctx context.Context, pattern string, opts ...GrepOption) (GrepResult, error) {
+	cfg := grepConfig{path: "."}
+	for _, opt := range opts {
+		if err := opt(&cfg); err != nil {
+			return GrepResult{}, err
+		}
+	}
+	p, err := s.abs("grep", cfg.path)
+	if err != nil {
+		return GrepResult{}, err
+	}
+	res, err := s.fileCall(ctx, "grep", p, proto.Request{Op: proto.OpGrep, Path: p, Pattern: pattern, Glob: cfg.glob, MaxCount: cfg.maxCount}, nil)
+	if err != nil {
+		return GrepResult{}, err
+	}
+	out := GrepResult{Matches: make([]GrepMatch, len(res.Matches)), Truncated: res.Truncated}
+	for i, m := range res.Matches {
+		out.Matches[i] = GrepMatch{Path: m.Path, Line: m.Line, Text: m.Text}
+	}
+	return out, nil
+}

@@ -1,0 +1,222 @@
+package sandbox
+
+import (
+	"archive/tar"
+	"context"
+	"errors"
+	"fmt"
+	"io"
+	"io/fs"
+	"path"
+	"strings"
+	"time"
+
+	cerrdefs "github.com/containerd/errdefs"
+	"github.com/dockersandbox/sandbox/internal/proto"
+	"github.com/moby/moby/client"
+)
+
+// FileUpload is one file for UploadFiles.
+type FileUpload struct {
+	Path    string // absolute, or relative to the working directory
+	Content []byte
+}
+
+// FileUploadResponse is the outcome of one upload. Err is nil on success,
+// else an *fs.PathError; ErrorCode turns it into deepagents' code.
+type FileUploadResponse struct {
+	Path string // the absolute path
+	Err  error
+}
+
+// FileDownloadResponse is the outcome of one download.
+type FileDownloadResponse struct {
+	Path    string // the absolute path
+	Content []byte // nil when Err is set
+	Err     error
+}
+
+// ErrorCode returns deepagents' FileOperationError literal for a per-file
+// error: "file_not_found", "permission_denied", "is_directory" or
+// "invalid_path"; "" for nil; the error's text for anything else.
+func ErrorCode(err error) string {
+	switch {
+	case err == nil:
+		return ""
+	case errors.Is(err, fs.ErrNotExist):
+		return proto.CodeNotFound
+	case errors.Is(err, fs.ErrPermission):
+		return proto.CodePermission
+	case errors.Is(err, ErrIsDir):
+		return proto.CodeIsDir
+	case errors.Is(err, ErrInvalidPath), errors.Is(err, ErrNotDir):
+		return proto.CodeInvalidPath
+	}
+	return err.Error()
+}
+
+// UploadFiles writes files into the sandbox through Docker's archive API,
+// each independently: a failure is reported in its response, in input
+// order. Parent directories are created; files belong to the sandbox's
+// user, get mode 0644 and the current time. A directory at a path is
+// ErrIsDir. The returned error is for failures of the whole call (a closed
+// sandbox, a cancelled context).
+func (s *DockerSandbox) UploadFiles(ctx context.Context, files []FileUpload) ([]FileUploadResponse, error) {
+	out := make([]FileUploadResponse, len(files))
+	var paths []string
+	var idx []int
+	for i, f := range files {
+		p, err := s.abs("upload", f.Path)
+		out[i] = FileUploadResponse{Path: p, Err: err}
+		if p == "/" {
+			out[i] = FileUploadResponse{Path: f.Path, Err: &fs.PathError{Op: "upload", Path: f.Path, Err: ErrIsDir}}
+		}
+		if out[i].Err == nil {
+			paths, idx = append(paths, p), append(idx, i)
+		} else {
+			out[i].Path = f.Path
+		}
+	}
+	if len(paths) == 0 {
+		return out, nil
+	}
+	c, err := s.startCall(ctx, proto.Request{Op: proto.OpPrepare, Paths: paths}, callOptions{})
+	if err != nil {
+		return nil, err
+	}
+	uid, gid := c.hello.UID, c.hello.GID
+	res, err := c.wait()
+	if err != nil {
+		return nil, err
+	}
+	if len(res.Stats) != len(paths) {
+		return nil, fmt.Errorf("%w: upload preflight answered %d of %d paths", ErrHelper, len(res.Stats), len(paths))
+	}
+	for j, st := range res.Stats {
+		i, p := idx[j], paths[j]
+		if st.Error != nil {
+			out[i].Err = &fs.PathError{Op: "upload", Path: p, Err: st.Error.Err()}
+			continue
+		}
+		if err := s.putFile(ctx, p, files[i].Content, uid, gid); err != nil {
+			if ctx.Err() != nil || errors.Is(err, ErrGone) || errors.Is(err, ErrClosed) {
+				return nil, err
+			}
+			out[i].Err = &fs.PathError{Op: "upload", Path: p, Err: err}
+		}
+	}
+	return out, nil
+}
+
+// putFile streams a one-file tar into the file's directory.
+func (s *DockerSandbox) putFile(ctx context.Context, p string, content []byte, uid, gid int) error {
+	pr, pw := io.Pipe()
+	go func() {
+		tw := tar.NewWriter(pw)
+		err := tw.WriteHeader(&tar.Header{
+			Typeflag: tar.TypeReg, Name: path.Base(p), Size: int64(len(content)), Mode: 0o644,
+			Uid: uid, Gid: gid, ModTime: time.Now(), Format: tar.FormatPAX,
+		})
+		if err == nil {
+			_, err = tw.Write(content)
+		}
+		if err == nil {
+			err = tw.Close()
+		}
+		pw.CloseWithError(err)
+	}()
+	_, err := s.cli.CopyToContainer(ctx, s.id, client.CopyToContainerOptions{DestinationPath: path.Dir(p), Content: pr})
+	pr.CloseWithError(io.ErrClosedPipe) // unblock the writer if the daemon stopped reading
+	if err == nil {
+		return nil
+	}
+	switch {
+	case cerrdefs.IsNotFound(err) && strings.Contains(err.Error(), "container"):
+		return s.dockerErr("upload", err)
+	case cerrdefs.IsNotFound(err):
+		return fmt.Errorf("%w: %v", fs.ErrNotExist, err)
+	case strings.Contains(err.Error(), "cannot overwrite directory"):
+		return ErrIsDir
+	case cerrdefs.IsPermissionDenied(err):
+		return fmt.Errorf("%w: %v", fs.ErrPermission, err)
+	}
+	return s.dockerErr("upload", err)
+}
+
+// DownloadFiles reads files out of the sandbox through Docker's archive
+// API, each independently, in input order. Symlinks are followed; a
+// directory is ErrIsDir; files the sandbox's user cannot read are
+// fs.ErrPermission. Nothing is written to the host filesystem.
+func (s *DockerSandbox) DownloadFiles(ctx context.Context, paths []string) ([]FileDownloadResponse, error) {
+	out := make([]FileDownloadResponse, len(paths))
+	var abs []string
+	var idx []int
+	for i, raw := range paths {
+		p, err := s.abs("download", raw)
+		out[i] = FileDownloadResponse{Path: p, Err: err}
+		if err != nil {
+			out[i].Path = raw
+			continue
+		}
+		abs, idx = append(abs, p), append(idx, i)
+	}
+	if len(abs) == 0 {
+		return out, nil
+	}
+	res, err := s.call(ctx, proto.Request{Op: proto.OpStat, Paths: abs}, callOptions{})
+	if err != nil {
+		return nil, err
+	}
+	if len(res.Stats) != len(abs) {
+		return nil, fmt.Errorf("%w: download preflight answered %d of %d paths", ErrHelper, len(res.Stats), len(abs))
+	}
+	for j, st := range res.Stats {
+		i, p := idx[j], abs[j]
+		if st.Error != nil {
+			out[i].Err = &fs.PathError{Op: "download", Path: p, Err: st.Error.Err()}
+			continue
+		}
+		content, err := s.getFile(ctx, st.Resolved)
+		if err != nil {
+			if ctx.Err() != nil || errors.Is(err, ErrGone) || errors.Is(err, ErrClosed) {
+				return nil, err
+			}
+			out[i].Err = &fs.PathError{Op: "download", Path: p, Err: err}
+			continue
+		}
+		out[i].Content = content
+	}
+	return out, nil
+}
+
+// getFile reads the single regular file of an archive GET.
+func (s *DockerSandbox) getFile(ctx context.Context, p string) ([]byte, error) {
+	rc, err := s.cli.CopyFromContainer(ctx, s.id, client.CopyFromContainerOptions{SourcePath: p})
+	if err != nil {
+		if cerrdefs.IsNotFound(err) && !strings.Contains(err.Error(), "container") {
+			return nil, fmt.Errorf("%w: %v", fs.ErrNotExist, err)
+		}
+		return nil, s.dockerErr("download", err)
+	}
+	defer rc.Content.Close()
+	tr := tar.NewReader(rc.Content)
+	hdr, err := tr.Next()
+	if err != nil {
+		return nil, fmt.Errorf("read archive: %w", err)
+	}
+	switch hdr.Typeflag {
+	case tar.TypeReg:
+	case tar.TypeDir:
+		return nil, ErrIsDir
+	default:
+		return nil, ErrNotRegular
+	}
+	if hdr.Size < 0 {
+		return nil, fmt.Errorf("archive entry claims %d bytes", hdr.Size)
+	}
+	buf := make([]byte, hdr.Size)
+	if _, err := io.ReadFull(tr, buf); err != nil {
+		return nil, fmt.Errorf("read archive: %w", err)
+	}
+	return buf, nil
+}
