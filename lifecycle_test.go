@@ -181,13 +181,13 @@ func TestContainerOptions(t *testing.T) {
 		}),
 	)
 	resp, err := sb.Execute(ctx, strings.Join([]string{
-		"id -u", "pwd", "touch ok && echo writable", "ulimit -n", "hostname",
+		"id -u", "pwd", "touch ok && echo writable", "ulimit -Hn", "hostname",
 		"cat /sys/fs/cgroup/pids.max 2>/dev/null || cat /sys/fs/cgroup/pids/pids.max",
 		"df -k /dev/shm | tail -1 | awk '{print $2}'", "test -c /dev/extra-null && echo device",
 		"grep -c nameserver /etc/resolv.conf", "ls /sys/class/net",
 	}, "; "))
 	require.NoError(t, err)
-	assert.Equal(t, "1000\n/home/sandbox/work\nwritable\n256\nagent-box\n100\n8192\ndevice\n1\nlo\n", resp.Output)
+	assert.Equal(t, "1000\n/home/sandbox/work\nwritable\n512\nagent-box\n100\n8192\ndevice\n1\nlo\n", resp.Output)
 
 	cli := testenv.Client(t)
 	info, err := cli.ContainerInspect(ctx, sb.ID(), client.ContainerInspectOptions{})

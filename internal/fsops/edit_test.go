@@ -1,7 +1,9 @@
 package fsops
 
 import (
+	"errors"
 	"testing"
+	"unicode/utf8"
 
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
@@ -64,4 +66,32 @@ func TestEditMultipleOccurrences(t *testing.T) {
 		assert.Nil(t, got)
 		assert.Equal(t, "string appears multiple times (3 occurrences)", err.Error())
 	}
+}
+
+func FuzzEdit(f *testing.F) {
+	f.Add([]byte("a\r\nb\r\nc"), "a\nb", "x\ny", false)
+	f.Add([]byte("x x x"), "x", "y", true)
+	f.Add([]byte(""), "", "new", false)
+	f.Add([]byte("\xff"), "a", "b", false)
+	f.Fuzz(func(t *testing.T, content []byte, old, new string, replaceAll bool) {
+		got, n, err := Edit(content, old, new, replaceAll)
+		switch {
+		case !utf8.Valid(content):
+			require.ErrorIs(t, err, ErrNotText)
+		case err == nil:
+			require.GreaterOrEqual(t, n, 1)
+			require.NotNil(t, got)
+			if !replaceAll && old != "" {
+				require.Equal(t, 1, n)
+			}
+		case errors.Is(err, ErrMultipleOccurrences):
+			require.False(t, replaceAll)
+			require.Greater(t, n, 1)
+		default:
+			require.ErrorIs(t, err, ErrStringNotFound)
+			if old != "" {
+				require.NotContains(t, string(content), old)
+			}
+		}
+	})
 }

@@ -1,6 +1,7 @@
 package fsops
 
 import (
+	"errors"
 	"fmt"
 	"strings"
 	"testing"
@@ -142,4 +143,38 @@ func TestMayDescend(t *testing.T) {
 	p, err = compilePattern("{*.go,.cache/x}")
 	require.NoError(t, err)
 	assert.True(t, p.mayDescend(".git/deep"), "a base-name alternative searches everywhere")
+}
+
+func FuzzMatchPath(f *testing.F) {
+	for _, seed := range [][2]string{
+		{"*.py", "src/a.py"}, {"**/*.go", "a/b/c.go"}, {"{a,b{c,d}}", "bd"}, {"[!a-c]?", "x/dy"},
+		{"/src/**", "src/.x"}, {"a/../b", "b"}, {"{{,}", "{"}, {"[", "["}, {".*", ".env"},
+	} {
+		f.Add(seed[0], seed[1])
+	}
+	f.Fuzz(func(t *testing.T, pattern, rel string) {
+		ok, err := MatchPath(pattern, rel)
+		if err != nil {
+			require.False(t, ok)
+			require.True(t, errors.Is(err, ErrInvalidPattern) || errors.Is(err, ErrPatternTooBroad), err)
+			return
+		}
+		p, err := compilePattern(pattern)
+		require.NoError(t, err)
+		rel = strings.TrimLeft(rel, "/")
+		if ok { // pruning must never hide a match
+			for i := range rel {
+				if rel[i] == '/' && i > 0 {
+					require.True(t, p.mayDescend(rel[:i]), "pattern %q rel %q dir %q", pattern, rel, rel[:i])
+				}
+			}
+		}
+		if pattern != ".." && !strings.ContainsAny(pattern, "*?[{}/") {
+			for _, r := range []string{pattern, "d/" + pattern, ".d/" + pattern} {
+				ok, err := MatchPath(pattern, r)
+				require.NoError(t, err)
+				require.True(t, ok, "literal %q must match %q", pattern, r)
+			}
+		}
+	})
 }

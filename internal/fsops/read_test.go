@@ -2,6 +2,7 @@ package fsops
 
 import (
 	"encoding/base64"
+	"fmt"
 	"io/fs"
 	"os"
 	"path/filepath"
@@ -304,4 +305,61 @@ func TestReadOSFiles(t *testing.T) {
 		_, err = Read(fsys, "/w/a.txt", 0, 10)
 		requirePathErr(t, err, "/w/a.txt", fs.ErrPermission)
 	}
+}
+
+// refLines splits s like Python's universal newlines.
+func refLines(s string) []string {
+	s = strings.ReplaceAll(strings.ReplaceAll(s, "\r\n", "\n"), "\r", "\n")
+	if s == "" {
+		return nil
+	}
+	lines := strings.Split(s, "\n")
+	if lines[len(lines)-1] == "" {
+		lines = lines[:len(lines)-1]
+	}
+	return lines
+}
+
+func FuzzRead(f *testing.F) {
+	f.Add([]byte("a\nb\r\nc\rd"), 1, 2)
+	f.Add([]byte(""), 0, 10)
+	f.Add([]byte("\xff\xfe"), 0, 1)
+	f.Add([]byte("x\n\n"), 2, 1)
+	f.Add([]byte("é"), -1, -1)
+	f.Fuzz(func(t *testing.T, content []byte, offset, limit int) {
+		fsys := fstest.MapFS{"f.txt": file(string(content))}
+		got, err := Read(fsys, "/f.txt", offset, limit)
+		offset, limit = max(offset, 0), max(limit, 0)
+		head := content[:min(len(content), sniffBytes)]
+		switch {
+		case len(content) == 0:
+			require.NoError(t, err)
+			require.Equal(t, emptyFileReminder, got.Content)
+		case !validUTF8Prefix(head):
+			require.NoError(t, err)
+			require.Equal(t, "base64", got.Encoding)
+			require.Equal(t, base64.StdEncoding.EncodeToString(content), got.Content)
+		case limit == 0:
+			require.NoError(t, err)
+			require.True(t, got.NoLinesRequested)
+		default:
+			lines := refLines(string(content))
+			if offset >= len(lines) {
+				require.ErrorIs(t, err, ErrOffsetOutOfRange)
+				require.Equal(t, fmt.Sprintf("read /f.txt: Line offset %d exceeds file length (%d lines)", offset, len(lines)), err.Error())
+				return
+			}
+			require.NoError(t, err)
+			require.LessOrEqual(t, len(got.Content), MaxPageBytes)
+			end := offset + min(limit, len(lines)-offset)
+			next := -1
+			if end < len(lines) {
+				next = end
+			}
+			require.Equal(t, ReadResult{
+				Content: strings.Join(lines[offset:end], "\n"), Encoding: "utf-8", TotalLines: len(lines),
+				StartLine: offset + 1, EndLine: end, NextOffset: next,
+			}, got)
+		}
+	})
 }
