@@ -65,4 +65,3 @@ func pull(ctx context.Context, cli dockerAPI, ref string, progress io.Writer) er
 	}
 	return nil
 }
-

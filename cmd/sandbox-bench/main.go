@@ -12,11 +12,12 @@ import (
 	"flag"
 	"fmt"
 	"io"
+	"math"
 	"os"
 	"os/exec"
 	"slices"
 	"strconv"
-	"syscall"
+	"strings"
 	"time"
 
 	"github.com/dockersandbox/sandbox"
@@ -97,9 +98,9 @@ func run(ctx context.Context, image string, n int) (map[string]float64, error) {
 		{"write_1k", func() error { return sb.Write(ctx, "bench/file.txt", oneK) }},
 		{"read_1k", func() error { _, err := sb.Read(ctx, "bench/file.txt"); return err }},
 		{"edit", func() error {
-			_, err := sb.Edit(ctx, "bench/file.txt", "0123", "3210", false)
+			_, err := sb.Edit(ctx, "bench/file.txt", "0123", "3210", true)
 			if err == nil {
-				_, err = sb.Edit(ctx, "bench/file.txt", "3210", "0123", false)
+				_, err = sb.Edit(ctx, "bench/file.txt", "3210", "0123", true)
 			}
 			return err
 		}},
@@ -169,7 +170,9 @@ func median(d []time.Duration) float64 {
 }
 
 // peakRSS runs the 256 MiB measurement in a fresh process, so that nothing
-// else this process did counts, and returns its peak RSS in MiB.
+// else this process did counts, and returns its peak RSS in MiB. The child
+// reports its own VmHWM: the rusage of a child counts the parent's memory,
+// because Linux carries the high-water mark across fork and exec.
 func peakRSS(image string) (float64, error) {
 	self, err := os.Executable()
 	if err != nil {
@@ -177,15 +180,29 @@ func peakRSS(image string) (float64, error) {
 	}
 	cmd := exec.Command(self, "-rss-child", "-image", image)
 	cmd.Stderr = os.Stderr
-	if err := cmd.Run(); err != nil {
+	out, err := cmd.Output()
+	if err != nil {
 		return 0, fmt.Errorf("256 MiB output run: %w", err)
 	}
-	ru, ok := cmd.ProcessState.SysUsage().(*syscall.Rusage)
-	if !ok {
-		return 0, fmt.Errorf("no rusage on this platform")
+	kib, err := strconv.ParseFloat(strings.TrimSpace(string(out)), 64)
+	if err != nil {
+		return 0, fmt.Errorf("256 MiB output run printed %q", out)
 	}
-	mib, _ := strconv.ParseFloat(fmt.Sprintf("%.1f", float64(ru.Maxrss)/1024), 64) // Maxrss is in KiB on Linux
-	return mib, nil
+	return math.Round(kib/1024*10) / 10, nil
+}
+
+// vmHWM returns this process's peak RSS in KiB, from /proc/self/status.
+func vmHWM() (string, error) {
+	b, err := os.ReadFile("/proc/self/status")
+	if err != nil {
+		return "", err
+	}
+	for line := range strings.Lines(string(b)) {
+		if v, ok := strings.CutPrefix(line, "VmHWM:"); ok {
+			return strings.TrimSuffix(strings.TrimSpace(v), " kB"), nil
+		}
+	}
+	return "", fmt.Errorf("no VmHWM in /proc/self/status")
 }
 
 // bigOutput has one command print 256 MiB.
@@ -202,5 +219,9 @@ func bigOutput(ctx context.Context, image string) error {
 	if !resp.Truncated || resp.ExitCode != 0 {
 		return fmt.Errorf("256 MiB command: exit %d, truncated %v", resp.ExitCode, resp.Truncated)
 	}
-	return nil
+	hwm, err := vmHWM()
+	if err == nil {
+		fmt.Println(hwm)
+	}
+	return err
 }

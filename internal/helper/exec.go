@@ -155,4 +155,3 @@ func shell() string {
 func failure(err error) *proto.Result {
 	return &proto.Result{Error: proto.ErrorOf(err), ExitCode: -1}
 }
-
