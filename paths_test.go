@@ -42,17 +42,20 @@ func TestPaths(t *testing.T) {
 	onEachImage(t, func(t *testing.T, sb *sandbox.DockerSandbox) {
 		mustWrite(t, sb, canary, "alive")
 		base := testDir(t)
-		for i, name := range hostileNames {
-			for _, relative := range []bool{false, true} {
-				dir := fmt.Sprintf("%s/%d", base, i)
-				if relative {
-					dir += "-rel"
+		t.Run("ops", func(t *testing.T) { // concurrent calls on one sandbox
+			for i, name := range hostileNames {
+				for _, relative := range []bool{false, true} {
+					dir := fmt.Sprintf("%s/%d", base, i)
+					if relative {
+						dir += "-rel"
+					}
+					t.Run(fmt.Sprintf("%d/relative=%v", i, relative), func(t *testing.T) {
+						t.Parallel()
+						checkPathOps(t, sb, dir, name, relative)
+					})
 				}
-				t.Run(fmt.Sprintf("%d/relative=%v", i, relative), func(t *testing.T) {
-					checkPathOps(t, sb, dir, name, relative)
-				})
 			}
-		}
+		})
 
 		got, err := sb.Read(testCtx(t), canary)
 		require.NoError(t, err, "the canary survived")

@@ -209,7 +209,8 @@ func TestTransferUser(t *testing.T) {
 
 		t.Run("PermissionDenied", func(t *testing.T) {
 			dir := testDir(t)
-			mustSh(t, sb, "mkdir -p "+shellQuote(dir)+" && cd "+shellQuote(dir)+
+			mustSh(t, sb, "mkdir -p "+shellQuote(dir)) // the sandbox user's directory
+			mustSh(t, sb, "cd "+shellQuote(dir)+
 				" && echo secret > secret.txt && chmod 600 secret.txt && echo public > public.txt && chmod 644 public.txt"+
 				" && mkdir locked && chmod 755 locked",
 				sandbox.ExecUser("0"))

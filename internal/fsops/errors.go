@@ -26,6 +26,7 @@ type OccurrencesError struct {
 	Count int
 }
 
+// Error implements error.
 func (e *OccurrencesError) Error() string {
 	return fmt.Sprintf("string appears multiple times (%d occurrences)", e.Count)
 }

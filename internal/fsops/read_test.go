@@ -158,6 +158,7 @@ func TestReadPathErrors(t *testing.T) {
 	_, err := Read(fsys, "/d", 0, 10)
 	requirePathErr(t, err, "/d", ErrIsDir)
 	assert.ErrorIs(t, err, ErrNotRegular)
+	assert.Equal(t, "read /d: is a directory", err.Error())
 	_, err = Read(fsys, "/", 0, 10)
 	requirePathErr(t, err, "/", ErrIsDir)
 	_, err = Read(fsys, "/d/missing", 0, 10)

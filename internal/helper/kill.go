@@ -9,13 +9,27 @@ import (
 
 // killTree kills the process group led by pid and every process descending
 // from pid, including those that left the group with setsid or setpgid.
-// It scans twice to catch children forked during the first pass.
+// It stops them all first, so that none can fork or, by exiting, hand its
+// children to PID 1 (which would hide them) while they are collected.
 func killTree(pid int) {
-	for range 2 {
-		_ = syscall.Kill(-pid, syscall.SIGKILL)
+	procs := map[int]bool{}
+	_ = syscall.Kill(-pid, syscall.SIGSTOP)
+	for {
+		found := false
 		for _, p := range descendants(pid) {
-			_ = syscall.Kill(p, syscall.SIGKILL)
+			if !procs[p] {
+				procs[p], found = true, true
+				_ = syscall.Kill(p, syscall.SIGSTOP)
+			}
 		}
+		if !found {
+			break
+		}
+	}
+	_ = syscall.Kill(-pid, syscall.SIGKILL)
+	_ = syscall.Kill(pid, syscall.SIGKILL)
+	for p := range procs {
+		_ = syscall.Kill(p, syscall.SIGKILL)
 	}
 }
 
