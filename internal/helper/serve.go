@@ -9,6 +9,7 @@ import (
 	"os"
 	"runtime"
 	"sync"
+	"time"
 
 	"github.com/dockersandbox/sandbox/internal/proto"
 )
@@ -29,7 +30,7 @@ func Serve(r io.Reader, w io.Writer, once bool) error {
 	ctx, cancelAll := context.WithCancel(context.Background())
 	defer func() {
 		cancelAll()
-		s.wg.Wait()
+		s.waitRequests(lingerAfterEnd)
 	}()
 
 	frames := make(chan proto.Frame)
@@ -75,6 +76,24 @@ type server struct {
 type request struct {
 	cancel context.CancelFunc
 	input  *io.PipeWriter // nil when the request takes no input
+}
+
+// lingerAfterEnd bounds how long Serve waits, once its input has ended, for
+// cancelled requests to finish: their commands are killed at once, but
+// writing their last output may block forever when nobody reads it.
+const lingerAfterEnd = 5 * time.Second
+
+// waitRequests waits for running requests, at most d.
+func (s *server) waitRequests(d time.Duration) {
+	done := make(chan struct{})
+	go func() {
+		s.wg.Wait()
+		close(done)
+	}()
+	select {
+	case <-done:
+	case <-time.After(d):
+	}
 }
 
 func (s *server) dispatch(ctx context.Context, f proto.Frame, once bool) error {
