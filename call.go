@@ -1,6 +1,7 @@
 package sandbox
 
 import (
+	"bufio"
 	"bytes"
 	"context"
 	"encoding/json"
@@ -61,6 +62,7 @@ func (s *DockerSandbox) startCall(ctx context.Context, req proto.Request, co cal
 	}
 	ex, err := s.cli.ExecCreate(ctx, s.id, client.ExecCreateOptions{
 		User:         co.user,
+		WorkingDir:   "/", // the working dir may have been deleted; requests carry absolute paths
 		AttachStdin:  true,
 		AttachStdout: true,
 		AttachStderr: true,
@@ -79,9 +81,16 @@ func (s *DockerSandbox) startCall(ctx context.Context, req proto.Request, co cal
 		_, err := stdcopy.StdCopy(pw, c.diag, att.Reader)
 		pw.CloseWithError(err)
 	}()
-	c.frames = proto.NewReader(pr)
+	br := bufio.NewReader(pr)
+	c.frames = proto.NewReader(br)
 	c.stopCtx = context.AfterFunc(ctx, c.cancel)
 
+	// Anything but a hello (e.g. the runtime's "exec failed" text) is
+	// reported as it is.
+	if first, err := br.Peek(1); err == nil && proto.Kind(first[0]) != proto.KindHello {
+		text, _ := br.Peek(min(br.Buffered(), 512))
+		return nil, c.fail(fmt.Errorf("the helper did not start: %q", text))
+	}
 	f, err := c.frames.ReadFrame()
 	if err == nil && f.Kind != proto.KindHello {
 		err = fmt.Errorf("first frame is %q, not hello", f.Kind)

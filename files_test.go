@@ -9,6 +9,7 @@ import (
 	"strings"
 	"testing"
 	"time"
+	"unicode/utf8"
 
 	"github.com/dockersandbox/sandbox"
 	"github.com/stretchr/testify/assert"
@@ -284,6 +285,47 @@ func TestFilesRead(t *testing.T) {
 			assert.Equal(t, 2, res.EndLine)
 			assert.Equal(t, 2, res.TotalLines)
 			assert.Equal(t, -1, res.NextOffset)
+		})
+
+		t.Run("LineEndsAtBufferBoundaries", func(t *testing.T) {
+			// The helper reads in 64 KiB windows: line ends that straddle a
+			// window edge still count once.
+			dir := testDir(t)
+			cases := []struct {
+				name    string
+				content string
+				want    string
+				lines   int
+			}{
+				{"crlf_split", strings.Repeat("a", 65535) + "\r\nb", strings.Repeat("a", 65535) + "\nb", 2},
+				{"cr_at_edge", strings.Repeat("a", 65535) + "\rb", strings.Repeat("a", 65535) + "\nb", 2},
+				{"crlf_after_edge", strings.Repeat("a", 65536) + "\r\nb\r\n", strings.Repeat("a", 65536) + "\nb", 2},
+				{"trailing_cr", "a\r", "a", 1},
+				{"utf8_split", strings.Repeat("a", 65535) + "é\nb", strings.Repeat("a", 65535) + "é\nb", 2},
+			}
+			for _, tc := range cases {
+				t.Run(tc.name, func(t *testing.T) {
+					p := dir + "/" + tc.name
+					mustWrite(t, sb, p, tc.content)
+					res, err := sb.Read(testCtx(t), p)
+					require.NoError(t, err)
+					assert.Equal(t, "utf-8", res.Encoding)
+					assert.True(t, res.Content == tc.want, "content differs (len %d, want %d)", len(res.Content), len(tc.want))
+					assert.Equal(t, tc.lines, res.TotalLines)
+				})
+			}
+		})
+
+		t.Run("TruncationKeepsUTF8", func(t *testing.T) {
+			// A 900 KB line of 3-byte characters is cut on a character boundary.
+			p := testDir(t) + "/cjk.txt"
+			mustWrite(t, sb, p, strings.Repeat("文", 300000)+"\n")
+			res, err := sb.Read(testCtx(t), p)
+			require.NoError(t, err)
+			assert.True(t, res.Truncated)
+			assert.LessOrEqual(t, len(res.Content), 512000)
+			assert.True(t, utf8.ValidString(res.Content), "valid UTF-8")
+			assert.True(t, strings.HasPrefix(res.Content, "文文文"))
 		})
 
 		t.Run("TotalLinesOfLargeFile", func(t *testing.T) {
@@ -658,6 +700,38 @@ func TestFilesGrep(t *testing.T) {
 			})
 		}
 
+		t.Run("LongLines", func(t *testing.T) {
+			// Matches across the helper's 64 KiB read windows, and a match at
+			// the end of a line longer than the 64 KiB kept of its text.
+			p := testDir(t) + "/long.txt"
+			across := strings.Repeat("x", 65533) + "needle"
+			long := strings.Repeat("y", 100000) + "needle"
+			mustWrite(t, sb, p, across+"\n"+long+"\n")
+			res, err := sb.Grep(testCtx(t), "needle", sandbox.GrepPath(p))
+			require.NoError(t, err)
+			require.Len(t, res.Matches, 2)
+			assert.Equal(t, 1, res.Matches[0].Line)
+			assert.True(t, res.Matches[0].Text == across[:64<<10], "the first 64 KiB of the line (len %d)", len(res.Matches[0].Text))
+			assert.Equal(t, 2, res.Matches[1].Line)
+			assert.Equal(t, 64<<10, len(res.Matches[1].Text))
+			assert.True(t, strings.HasPrefix(long, res.Matches[1].Text))
+		})
+
+		t.Run("CRLF", func(t *testing.T) {
+			p := testDir(t) + "/crlf.txt"
+			mustWrite(t, sb, p, "one foo\r\ntwo\r\nthree foo\r\n")
+			res, err := sb.Grep(testCtx(t), "foo", sandbox.GrepPath(p))
+			require.NoError(t, err)
+			assert.Equal(t, []sandbox.GrepMatch{{Path: p, Line: 1, Text: "one foo"}, {Path: p, Line: 3, Text: "three foo"}}, res.Matches)
+		})
+
+		t.Run("InvalidPattern", func(t *testing.T) {
+			_, err := sb.Grep(testCtx(t), "", sandbox.GrepPath(dir))
+			assert.ErrorIs(t, err, sandbox.ErrInvalidPattern)
+			_, err = sb.Grep(testCtx(t), "foo", sandbox.GrepPath(dir), sandbox.GrepGlob("../*"))
+			assert.ErrorIs(t, err, sandbox.ErrInvalidPattern)
+		})
+
 		t.Run("MaxCount", func(t *testing.T) {
 			got, truncated := grep(t, "foo", sandbox.GrepPath(dir), sandbox.GrepMaxCount(2))
 			assert.True(t, truncated)
@@ -731,6 +805,21 @@ func TestFilesDelete(t *testing.T) {
 				assert.ErrorIs(t, err, sandbox.ErrInvalidPath, "path %q", p)
 			}
 			assert.Contains(t, lsPaths(t, sb, "/"), "/workspace", "the root is intact")
+		})
+
+		// Keep this one last: it removes the working directory.
+		t.Run("WorkingDir", func(t *testing.T) {
+			require.NoError(t, sb.Delete(testCtx(t), "/workspace"))
+			// The sandbox must keep working. (Bug: helper execs inherit the
+			// container's working directory; once it is gone, runc fails to
+			// start them and every call ends in "proto: malformed frame".)
+			infos, err := sb.Ls(testCtx(t), "/")
+			require.NoError(t, err, "ls / after the working directory was deleted")
+			for _, fi := range infos {
+				assert.NotEqual(t, "/workspace", fi.Path)
+			}
+			mustWrite(t, sb, "/workspace/again.txt", "recreated")
+			assert.Equal(t, "/workspace", mustSh(t, sb, "pwd"))
 		})
 	})
 }

@@ -36,6 +36,12 @@ var hostileNames = []string{
 	`back\slash.txt`,
 }
 
+// relativeSample are the hostile names also tried as relative paths.
+var relativeSample = map[string]bool{
+	"with space.txt": true, "$(rm -rf canary).txt": true, "new\nline.txt": true,
+	"données/文件 ✓.txt": true, "-rf": true,
+}
+
 const canary = "/workspace/canary"
 
 func TestPaths(t *testing.T) {
@@ -45,6 +51,9 @@ func TestPaths(t *testing.T) {
 		t.Run("ops", func(t *testing.T) { // concurrent calls on one sandbox
 			for i, name := range hostileNames {
 				for _, relative := range []bool{false, true} {
+					if relative && !relativeSample[name] {
+						continue
+					}
 					dir := fmt.Sprintf("%s/%d", base, i)
 					if relative {
 						dir += "-rel"
@@ -99,7 +108,11 @@ func checkPathOps(t *testing.T, sb *sandbox.DockerSandbox, dir, name string, rel
 	require.Len(t, glob.Matches, 1)
 	assert.Equal(t, p, glob.Matches[0].Path)
 
-	for _, root := range []string{dir, parent, p} {
+	roots := []string{dir, p}
+	if parent != dir {
+		roots = append(roots, parent)
+	}
+	for _, root := range roots {
 		grep, err := sb.Grep(ctx, "new content", sandbox.GrepPath(arg(root)))
 		require.NoError(t, err, "grep in %q", root)
 		assert.Equal(t, []sandbox.GrepMatch{{Path: p, Line: 1, Text: "new content"}}, grep.Matches, "grep in %q", root)

@@ -98,7 +98,7 @@ func (s *DockerSandbox) UploadFiles(ctx context.Context, files []FileUpload) ([]
 			out[i].Err = &fs.PathError{Op: "upload", Path: p, Err: st.Error.Err()}
 			continue
 		}
-		if err := s.putFile(ctx, p, files[i].Content, uid, gid); err != nil {
+		if err := s.putFile(ctx, st.Resolved, files[i].Content, uid, gid); err != nil {
 			if ctx.Err() != nil || errors.Is(err, ErrGone) || errors.Is(err, ErrClosed) {
 				return nil, err
 			}

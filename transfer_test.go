@@ -62,6 +62,16 @@ func TestTransfer(t *testing.T) {
 			assert.Equal(t, []byte("new"), download(t, sb, p))
 		})
 
+		t.Run("SamePathTwice", func(t *testing.T) {
+			p := testDir(t) + "/twice.txt"
+			up, err := sb.UploadFiles(testCtx(t), []sandbox.FileUpload{{Path: p, Content: []byte("first")}, {Path: p, Content: []byte("second")}})
+			require.NoError(t, err)
+			require.Len(t, up, 2)
+			assert.NoError(t, up[0].Err)
+			assert.NoError(t, up[1].Err)
+			assert.Equal(t, []byte("second"), download(t, sb, p), "the last one wins")
+		})
+
 		t.Run("PartialFailure", func(t *testing.T) {
 			dir := testDir(t)
 			mustWrite(t, sb, dir+"/file.txt", "a regular file")
@@ -237,6 +247,16 @@ func TestTransferUser(t *testing.T) {
 			assert.NoError(t, up[2].Err)
 			assert.Equal(t, "public", mustSh(t, sb, "cat "+shellQuote(dir+"/public.txt")), "root's file is unchanged")
 			assert.Equal(t, "0", mustSh(t, sb, "ls "+shellQuote(dir+"/locked")+" | wc -l | tr -d ' '"))
+
+			// The file operations see the same permissions.
+			_, err = sb.Read(testCtx(t), dir+"/secret.txt")
+			assert.ErrorIs(t, err, fs.ErrPermission, "read")
+			_, err = sb.Edit(testCtx(t), dir+"/secret.txt", "secret", "x", false)
+			assert.ErrorIs(t, err, fs.ErrPermission, "edit")
+			err = sb.Write(testCtx(t), dir+"/locked/new.txt", []byte("x"))
+			assert.ErrorIs(t, err, fs.ErrPermission, "write into root's directory")
+			_, err = sb.Ls(testCtx(t), "/root")
+			assert.ErrorIs(t, err, fs.ErrPermission, "ls /root")
 		})
 
 		t.Run("ExecUserRoot", func(t *testing.T) {

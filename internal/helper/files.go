@@ -86,6 +86,10 @@ func replaceFile(path string, fill func(io.Writer) error) error {
 	old, statErr := os.Stat(path)
 	if statErr == nil {
 		mode = old.Mode().Perm()
+		// Renaming over the file would bypass its permissions.
+		if err := syscall.Access(path, 2 /* W_OK */); err != nil {
+			return &fs.PathError{Op: "write", Path: path, Err: err}
+		}
 	}
 	tmp, err := os.CreateTemp(filepath.Dir(path), "."+filepath.Base(path)+".sandbox-*")
 	if err != nil {
@@ -142,6 +146,9 @@ func editFile(path, old, new string, replaceAll bool) (int, error) {
 	fi, err := os.Stat(target)
 	if err != nil {
 		return 0, err
+	}
+	if fi.IsDir() {
+		return 0, &fs.PathError{Op: "edit", Path: path, Err: fsops.ErrIsDir}
 	}
 	if !fi.Mode().IsRegular() {
 		return 0, &fs.PathError{Op: "edit", Path: path, Err: fsops.ErrNotRegular}
@@ -218,6 +225,9 @@ func prepareAll(paths []string) []proto.Stat {
 }
 
 func prepareOne(path string) proto.Stat {
+	if resolved, err := filepath.EvalSymlinks(path); err == nil {
+		path = resolved // upload through a symlink, not over it
+	}
 	dir := filepath.Dir(path)
 	if err := os.MkdirAll(dir, 0o755); err != nil {
 		return proto.Stat{Error: proto.ErrorOf(err)}
@@ -232,7 +242,7 @@ func prepareOne(path string) proto.Stat {
 	} else if err := syscall.Access(dir, 2|1 /* W_OK|X_OK */); err != nil {
 		return proto.Stat{Error: proto.ErrorOf(&fs.PathError{Op: "open", Path: dir, Err: err})}
 	}
-	return proto.Stat{Resolved: dir}
+	return proto.Stat{Resolved: path}
 }
 
 type eofReader struct{}
