@@ -217,6 +217,28 @@ func TestTransferUser(t *testing.T) {
 			assert.Equal(t, "1000 1000", mustSh(t, sb, "cd "+shellQuote(dir)+" && stat -c %u a a/w.txt | tr '\\n' ' ' | sed 's/ $//'"))
 		})
 
+		t.Run("WriteRespectsFilePermissions", func(t *testing.T) {
+			dir := testDir(t)
+			mustSh(t, sb, "mkdir -p "+shellQuote(dir))
+			mustSh(t, sb, "echo root > "+shellQuote(dir+"/root.txt")+" && chmod 644 "+shellQuote(dir+"/root.txt"), sandbox.ExecUser("0"))
+			err := sb.Write(testCtx(t), dir+"/root.txt", []byte("mine"))
+			assert.ErrorIs(t, err, fs.ErrPermission, "the directory is writable, the file is not")
+			_, err = sb.Edit(testCtx(t), dir+"/root.txt", "root", "mine", false)
+			assert.ErrorIs(t, err, fs.ErrPermission)
+			assert.Equal(t, "root", mustSh(t, sb, "cat "+shellQuote(dir+"/root.txt")))
+		})
+
+		t.Run("UploadThroughSymlink", func(t *testing.T) {
+			dir := testDir(t)
+			mustWrite(t, sb, dir+"/target.txt", "old")
+			mustSh(t, sb, "ln -s target.txt "+shellQuote(dir+"/link.txt"))
+			up, err := sb.UploadFiles(testCtx(t), []sandbox.FileUpload{{Path: dir + "/link.txt", Content: []byte("new")}})
+			require.NoError(t, err)
+			require.NoError(t, up[0].Err)
+			assert.Equal(t, "new", mustSh(t, sb, "cat "+shellQuote(dir+"/target.txt")))
+			assert.Equal(t, "target.txt", mustSh(t, sb, "readlink "+shellQuote(dir+"/link.txt")), "the link stays a link")
+		})
+
 		t.Run("PermissionDenied", func(t *testing.T) {
 			dir := testDir(t)
 			mustSh(t, sb, "mkdir -p "+shellQuote(dir)) // the sandbox user's directory
