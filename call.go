@@ -26,15 +26,56 @@ type callOptions struct {
 	user           string
 	stdin          io.Reader // fed to the request as Input frames
 	stdout, stderr io.Writer // receive output frames
+	// shared allows the sandbox's shared channel: the request's input and
+	// output are the library's own, so they cannot stall other requests.
+	shared bool
 }
 
-// call runs one request through a fresh helper exec and waits for its result.
+// pending is a request in flight, on the shared channel or its own exec.
+type pending interface {
+	wait() (*proto.Result, error)
+}
+
+// call runs one request and waits for its result. A read-only request
+// that the shared channel lost when it broke is retried on its own exec.
 func (s *DockerSandbox) call(ctx context.Context, req proto.Request, co callOptions) (*proto.Result, error) {
-	c, err := s.startCall(ctx, req, co)
+	p, err := s.start(ctx, req, co)
 	if err != nil {
 		return nil, err
 	}
-	return c.wait()
+	res, err := p.wait()
+	if errors.Is(err, errChannelBroken) && s.closed.Load() {
+		return nil, ErrClosed
+	}
+	if errors.Is(err, errChannelBroken) && retrySafe(req.Op) {
+		if p, err = s.startExec(ctx, req, co); err != nil {
+			return nil, err
+		}
+		return p.wait()
+	}
+	return res, err
+}
+
+// start sends a request: on the shared channel when allowed and working,
+// else on an exec of its own.
+func (s *DockerSandbox) start(ctx context.Context, req proto.Request, co callOptions) (pending, error) {
+	if co.shared && co.user == "" && !s.opts.noChannel {
+		if ch := s.channel(ctx); ch != nil {
+			if p, err := ch.start(ctx, req, co); err == nil {
+				return p, nil
+			}
+		}
+	}
+	return s.startExec(ctx, req, co)
+}
+
+// retrySafe reports whether running op twice does no harm.
+func retrySafe(op string) bool {
+	switch op {
+	case proto.OpRead, proto.OpLs, proto.OpGlob, proto.OpGrep, proto.OpStat, proto.OpPrepare:
+		return true
+	}
+	return false
 }
 
 // helperCall is one running request on its own attached exec.
@@ -45,15 +86,24 @@ type helperCall struct {
 	frames   *proto.Reader
 	out      *proto.Writer
 	co       callOptions
-	diag     *tailBuffer // the helper's own stderr, for error messages
+	diag     *headBuffer // the helper's own stderr, for error messages
 	hello    proto.Hello
 	stopCtx  func() bool
 	closeOne sync.Once
 }
 
-// startCall creates and attaches the exec, checks the helper's hello and
-// sends the request.
-func (s *DockerSandbox) startCall(ctx context.Context, req proto.Request, co callOptions) (*helperCall, error) {
+// helperConn is an attached exec of the helper whose hello was checked.
+type helperConn struct {
+	conn   client.HijackedResponse
+	frames *proto.Reader
+	out    *proto.Writer
+	diag   *headBuffer // the helper's own stderr, for error messages
+	hello  proto.Hello
+}
+
+// attachHelper starts the helper in mode ("call" or "serve") as user and
+// reads its hello. The connection outlives ctx.
+func (s *DockerSandbox) attachHelper(ctx context.Context, mode, user string) (*helperConn, error) {
 	if s.closed.Load() {
 		return nil, ErrClosed
 	}
@@ -61,12 +111,12 @@ func (s *DockerSandbox) startCall(ctx context.Context, req proto.Request, co cal
 		return nil, err
 	}
 	ex, err := s.cli.ExecCreate(ctx, s.id, client.ExecCreateOptions{
-		User:         co.user,
+		User:         user,
 		WorkingDir:   "/", // the working dir may have been deleted; requests carry absolute paths
 		AttachStdin:  true,
 		AttachStdout: true,
 		AttachStderr: true,
-		Cmd:          []string{helperPath, "call"},
+		Cmd:          []string{helperPath, mode},
 	})
 	if err != nil {
 		return nil, s.dockerErr("exec", err)
@@ -75,35 +125,54 @@ func (s *DockerSandbox) startCall(ctx context.Context, req proto.Request, co cal
 	if err != nil {
 		return nil, s.dockerErr("attach", err)
 	}
-	c := &helperCall{ctx: ctx, s: s, conn: att.HijackedResponse, co: co, diag: &tailBuffer{max: 4096}, out: proto.NewWriter(att.Conn)}
+	hc := &helperConn{conn: att.HijackedResponse, diag: &headBuffer{max: 4096}, out: proto.NewWriter(att.Conn)}
 	pr, pw := io.Pipe()
 	go func() {
-		_, err := stdcopy.StdCopy(pw, c.diag, att.Reader)
+		_, err := stdcopy.StdCopy(pw, hc.diag, att.Reader)
 		pw.CloseWithError(err)
 	}()
 	br := bufio.NewReader(pr)
-	c.frames = proto.NewReader(br)
-	c.stopCtx = context.AfterFunc(ctx, c.cancel)
+	hc.frames = proto.NewReader(br)
+	if err := hc.readHello(ctx, br); err != nil {
+		hc.conn.Close()
+		return nil, s.helperErr(ctx, err, hc.diag)
+	}
+	return hc, nil
+}
 
-	// Anything but a hello (e.g. the runtime's "exec failed" text) is
-	// reported as it is.
+// readHello checks the helper's first frame. Anything but a hello (e.g. the
+// runtime's "exec failed" text) is reported as it is.
+func (hc *helperConn) readHello(ctx context.Context, br *bufio.Reader) error {
+	stop := context.AfterFunc(ctx, func() { hc.conn.Close() })
+	defer stop()
 	if first, err := br.Peek(1); err == nil && proto.Kind(first[0]) != proto.KindHello {
 		text, _ := br.Peek(min(br.Buffered(), 512))
-		return nil, c.fail(fmt.Errorf("the helper did not start: %q", text))
+		return fmt.Errorf("the helper did not start: %q", text)
 	}
-	f, err := c.frames.ReadFrame()
-	if err == nil && f.Kind != proto.KindHello {
-		err = fmt.Errorf("first frame is %q, not hello", f.Kind)
-	}
-	if err == nil {
-		err = json.Unmarshal(f.Payload, &c.hello)
-	}
-	if err == nil && c.hello.Version != proto.Version {
-		err = fmt.Errorf("helper speaks protocol %d, library speaks %d", c.hello.Version, proto.Version)
-	}
+	f, err := hc.frames.ReadFrame()
 	if err != nil {
-		return nil, c.fail(err)
+		return err
 	}
+	if f.Kind != proto.KindHello {
+		return fmt.Errorf("first frame is %q, not hello", f.Kind)
+	}
+	if err := json.Unmarshal(f.Payload, &hc.hello); err != nil {
+		return fmt.Errorf("bad hello: %w", err)
+	}
+	if hc.hello.Version != proto.Version {
+		return fmt.Errorf("%w: the helper speaks protocol version %d, this library version %d", ErrProtocolVersion, hc.hello.Version, proto.Version)
+	}
+	return nil
+}
+
+// startExec sends the request on an exec of its own.
+func (s *DockerSandbox) startExec(ctx context.Context, req proto.Request, co callOptions) (*helperCall, error) {
+	hc, err := s.attachHelper(ctx, "call", co.user)
+	if err != nil {
+		return nil, err
+	}
+	c := &helperCall{ctx: ctx, s: s, conn: hc.conn, co: co, diag: hc.diag, out: hc.out, frames: hc.frames, hello: hc.hello}
+	c.stopCtx = context.AfterFunc(ctx, c.cancel)
 	body, err := json.Marshal(req)
 	if err == nil {
 		err = c.out.WriteFrame(proto.KindRequest, 1, body)
@@ -182,24 +251,33 @@ func (c *helperCall) close() {
 	})
 }
 
-// fail closes the call and explains err: the context's end, a sandbox that
-// is gone, or a helper that broke the protocol.
+// fail closes the call and explains err.
 func (c *helperCall) fail(err error) error {
 	c.close()
-	if ctxErr := c.ctx.Err(); ctxErr != nil {
+	return c.s.helperErr(c.ctx, err, c.diag)
+}
+
+// helperErr explains a failed exchange with the helper: the context's end,
+// a closed sandbox, or a helper that failed or broke the protocol (with
+// what it printed on stderr).
+func (s *DockerSandbox) helperErr(ctx context.Context, err error, diag *headBuffer) error {
+	if ctxErr := ctx.Err(); ctxErr != nil {
 		return ctxErr
 	}
-	if c.s.closed.Load() {
+	if s.closed.Load() {
 		return ErrClosed
 	}
-	msg := bytes.TrimSpace(c.diag.Bytes())
+	if errors.Is(err, ErrHelper) {
+		return err
+	}
+	msg := bytes.TrimSpace(diag.Bytes())
 	if errors.Is(err, io.EOF) || errors.Is(err, io.ErrUnexpectedEOF) {
 		err = errors.New("the helper ended without an answer")
 	}
 	if len(msg) > 0 {
-		return fmt.Errorf("%w: %v: %s", ErrHelper, err, msg)
+		return fmt.Errorf("%w: %w: %s", ErrHelper, err, msg)
 	}
-	return fmt.Errorf("%w: %v", ErrHelper, err)
+	return fmt.Errorf("%w: %w", ErrHelper, err)
 }
 
 // dockerErr explains a failed Docker call on the sandbox.
@@ -213,14 +291,14 @@ func (s *DockerSandbox) dockerErr(op string, err error) error {
 	return fmt.Errorf("sandbox %s: %s: %w", s.ID(), op, err)
 }
 
-// tailBuffer keeps the first max bytes written to it.
-type tailBuffer struct {
+// headBuffer keeps the first max bytes written to it.
+type headBuffer struct {
 	mu  sync.Mutex
 	buf bytes.Buffer
 	max int
 }
 
-func (t *tailBuffer) Write(p []byte) (int, error) {
+func (t *headBuffer) Write(p []byte) (int, error) {
 	t.mu.Lock()
 	defer t.mu.Unlock()
 	if room := t.max - t.buf.Len(); room > 0 {
@@ -229,7 +307,7 @@ func (t *tailBuffer) Write(p []byte) (int, error) {
 	return len(p), nil
 }
 
-func (t *tailBuffer) Bytes() []byte {
+func (t *headBuffer) Bytes() []byte {
 	t.mu.Lock()
 	defer t.mu.Unlock()
 	return bytes.Clone(t.buf.Bytes())

@@ -39,10 +39,11 @@ type Cmd struct {
 	// ProcessState describes the command once Wait returns.
 	ProcessState *ProcessState
 
-	ctx  context.Context
-	s    *DockerSandbox
-	call *helperCall
-	done bool
+	ctx    context.Context
+	s      *DockerSandbox
+	call   pending
+	done   bool
+	shared bool // Execute's own writers: the shared channel may carry it
 }
 
 // ProcessState is the outcome of a finished command.
@@ -113,7 +114,8 @@ func (c *Cmd) Start() error {
 	if c.Timeout > 0 && req.Timeout == 0 {
 		req.Timeout = 1 // sub-millisecond timeouts still time out
 	}
-	call, err := c.s.startCall(c.ctx, req, callOptions{user: c.User, stdin: c.Stdin, stdout: c.Stdout, stderr: c.Stderr})
+	co := callOptions{user: c.User, stdin: c.Stdin, stdout: c.Stdout, stderr: c.Stderr, shared: c.shared && c.Stdin == nil}
+	call, err := c.s.start(c.ctx, req, co)
 	if err != nil {
 		c.done = true
 		return err

@@ -2,6 +2,7 @@ package sandbox
 
 import (
 	"errors"
+	"fmt"
 
 	"github.com/dockersandbox/sandbox/internal/fsops"
 	"github.com/dockersandbox/sandbox/internal/helperbin"
@@ -53,4 +54,7 @@ var (
 	ErrEmptyCommand = errors.New("sandbox: command must be a non-empty string")
 	// ErrHelper: the in-container helper failed or broke the protocol.
 	ErrHelper = errors.New("sandbox: helper failed")
+	// ErrProtocolVersion: the helper in the container speaks another
+	// protocol version than this library (it also matches ErrHelper).
+	ErrProtocolVersion = fmt.Errorf("%w: protocol version mismatch", ErrHelper)
 )

@@ -110,6 +110,7 @@ func (s *DockerSandbox) Execute(ctx context.Context, command string, opts ...Exe
 	c := s.Command(ctx, command)
 	c.Env, c.Dir, c.User, c.Timeout = cfg.env, cfg.dir, cfg.user, cfg.timeout
 	c.Stdout, c.Stderr = w, w
+	c.shared = cfg.output == nil
 	err := c.Run()
 	resp := ExecuteResponse{Output: capture.String(), Truncated: capture.truncated()}
 	if c.ProcessState != nil {

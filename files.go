@@ -37,7 +37,7 @@ func (s *DockerSandbox) abs(op, p string) (string, error) {
 // fileCall runs a file operation on the absolute path p and turns its
 // failure into an *fs.PathError.
 func (s *DockerSandbox) fileCall(ctx context.Context, op, p string, req proto.Request, in io.Reader) (*proto.Result, error) {
-	res, err := s.call(ctx, req, callOptions{stdin: in})
+	res, err := s.call(ctx, req, callOptions{stdin: in, shared: true})
 	if err != nil {
 		return nil, err
 	}

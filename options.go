@@ -79,6 +79,7 @@ type options struct {
 	pullPolicy     PullPolicy
 	pullProgress   io.Writer
 	configure      []func(*container.Config, *container.HostConfig)
+	noChannel      bool
 }
 
 func defaults() *options {
@@ -449,6 +450,18 @@ func WithContainerConfig(fn func(*container.Config, *container.HostConfig)) Opti
 			return fmt.Errorf("nil container config function")
 		}
 		o.configure = append(o.configure, fn)
+		return nil
+	}
+}
+
+// WithSharedChannel says whether operations go through one long-lived
+// connection to the in-container helper (default true: about a millisecond
+// per operation) or each through a docker exec of its own (tens of
+// milliseconds). Commands with their own stdin, writers or user always get
+// an exec of their own.
+func WithSharedChannel(enabled bool) Option {
+	return func(o *options) error {
+		o.noChannel = !enabled
 		return nil
 	}
 }

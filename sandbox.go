@@ -23,6 +23,10 @@ type DockerSandbox struct {
 	closed    atomic.Bool
 	closeOnce sync.Once
 	closeErr  error
+
+	chMu      sync.Mutex
+	ch        *channel // the shared channel to the helper, opened on first use
+	chRetryAt time.Time
 }
 
 // New creates and starts a sandbox container. It connects to Docker (from
@@ -125,6 +129,7 @@ func (s *DockerSandbox) WorkingDir() string { return s.opts.workingDir }
 func (s *DockerSandbox) Close() error {
 	s.closeOnce.Do(func() {
 		s.closed.Store(true)
+		s.closeChannel()
 		if s.opts.autoRemove {
 			s.closeErr = s.remove()
 		} else {

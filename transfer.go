@@ -80,12 +80,7 @@ func (s *DockerSandbox) UploadFiles(ctx context.Context, files []FileUpload) ([]
 	if len(paths) == 0 {
 		return out, nil
 	}
-	c, err := s.startCall(ctx, proto.Request{Op: proto.OpPrepare, Paths: paths}, callOptions{})
-	if err != nil {
-		return nil, err
-	}
-	uid, gid := c.hello.UID, c.hello.GID
-	res, err := c.wait()
+	res, err := s.call(ctx, proto.Request{Op: proto.OpPrepare, Paths: paths}, callOptions{shared: true})
 	if err != nil {
 		return nil, err
 	}
@@ -98,7 +93,7 @@ func (s *DockerSandbox) UploadFiles(ctx context.Context, files []FileUpload) ([]
 			out[i].Err = &fs.PathError{Op: "upload", Path: p, Err: st.Error.Err()}
 			continue
 		}
-		if err := s.putFile(ctx, st.Resolved, files[i].Content, uid, gid); err != nil {
+		if err := s.putFile(ctx, st.Resolved, files[i].Content, res.UID, res.GID); err != nil {
 			if ctx.Err() != nil || errors.Is(err, ErrGone) || errors.Is(err, ErrClosed) {
 				return nil, err
 			}
@@ -163,7 +158,7 @@ func (s *DockerSandbox) DownloadFiles(ctx context.Context, paths []string) ([]Fi
 	if len(abs) == 0 {
 		return out, nil
 	}
-	res, err := s.call(ctx, proto.Request{Op: proto.OpStat, Paths: abs}, callOptions{})
+	res, err := s.call(ctx, proto.Request{Op: proto.OpStat, Paths: abs}, callOptions{shared: true})
 	if err != nil {
 		return nil, err
 	}

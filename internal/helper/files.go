@@ -45,6 +45,7 @@ func fileOp(ctx context.Context, req proto.Request, in io.Reader) *proto.Result 
 		res.Stats = statAll(req.Paths)
 	case proto.OpPrepare:
 		res.Stats = prepareAll(req.Paths)
+		res.UID, res.GID = os.Getuid(), os.Getgid()
 	}
 	if err != nil {
 		return &proto.Result{Error: proto.ErrorOf(err)}

@@ -67,6 +67,8 @@ type Result struct {
 	Count     int               `json:"count,omitempty"`
 	Truncated bool              `json:"truncated,omitempty"`
 	Stats     []Stat            `json:"stats,omitempty"`
+	UID       int               `json:"uid,omitempty"` // prepare: who the helper runs as
+	GID       int               `json:"gid,omitempty"`
 }
 
 // Stat is the helper's view of one path in a batch, as the sandbox user sees it.

@@ -1,0 +1,207 @@
+package sandbox
+
+import (
+	"context"
+	"encoding/json"
+	"fmt"
+	"sync"
+	"time"
+
+	"github.com/dockersandbox/sandbox/internal/proto"
+)
+
+// errChannelBroken: the shared channel to the helper failed; requests in
+// flight on it are lost (the helper kills their commands).
+var errChannelBroken = fmt.Errorf("%w: the shared channel broke", ErrHelper)
+
+// channelRetry is how long the sandbox waits before reopening a shared
+// channel that could not be opened; meanwhile requests use their own execs.
+const channelRetry = 5 * time.Second
+
+// channel multiplexes requests over one long-lived helper exec ("serve").
+type channel struct {
+	hc      *helperConn
+	mu      sync.Mutex
+	pending map[uint32]*chanCall
+	nextID  uint32
+	done    chan struct{} // closed when the channel breaks
+	once    sync.Once
+	err     error
+}
+
+// channel returns the sandbox's shared channel, opening it when needed, or
+// nil when it cannot be had now.
+func (s *DockerSandbox) channel(ctx context.Context) *channel {
+	s.chMu.Lock()
+	defer s.chMu.Unlock()
+	if s.ch != nil && !s.ch.broken() {
+		return s.ch
+	}
+	if time.Now().Before(s.chRetryAt) {
+		return nil
+	}
+	hc, err := s.attachHelper(ctx, "serve", "")
+	if err != nil {
+		if ctx.Err() == nil {
+			s.chRetryAt = time.Now().Add(channelRetry)
+		}
+		return nil
+	}
+	s.ch = &channel{hc: hc, pending: map[uint32]*chanCall{}, done: make(chan struct{})}
+	go s.ch.readLoop()
+	return s.ch
+}
+
+// closeChannel drops the shared channel, if any.
+func (s *DockerSandbox) closeChannel() {
+	s.chMu.Lock()
+	defer s.chMu.Unlock()
+	if s.ch != nil {
+		s.ch.breakWith(ErrClosed)
+	}
+}
+
+func (ch *channel) broken() bool {
+	select {
+	case <-ch.done:
+		return true
+	default:
+		return false
+	}
+}
+
+// breakWith marks the channel broken, once, and closes its connection.
+func (ch *channel) breakWith(err error) {
+	ch.once.Do(func() {
+		ch.err = err
+		close(ch.done)
+		ch.hc.conn.Close()
+	})
+}
+
+// readLoop delivers frames to their requests until the connection ends.
+func (ch *channel) readLoop() {
+	for {
+		f, err := ch.hc.frames.ReadFrame()
+		if err != nil {
+			ch.breakWith(err)
+			return
+		}
+		ch.mu.Lock()
+		c := ch.pending[f.ID]
+		if f.Kind == proto.KindResult {
+			delete(ch.pending, f.ID)
+		}
+		ch.mu.Unlock()
+		if c == nil {
+			continue // a cancelled request's late frames
+		}
+		switch f.Kind {
+		case proto.KindStdout, proto.KindStderr:
+			w := c.co.stdout
+			if f.Kind == proto.KindStderr {
+				w = c.co.stderr
+			}
+			if w != nil {
+				_, _ = w.Write(f.Payload) // the library's own writers; they do not fail
+			}
+		case proto.KindResult:
+			var res proto.Result
+			if err := json.Unmarshal(f.Payload, &res); err != nil {
+				ch.breakWith(fmt.Errorf("bad result: %w", err))
+				return
+			}
+			c.result <- &res
+		default:
+			ch.breakWith(fmt.Errorf("unexpected frame %q", f.Kind))
+			return
+		}
+	}
+}
+
+// chanCall is a request on the shared channel.
+type chanCall struct {
+	ch     *channel
+	id     uint32
+	ctx    context.Context
+	co     callOptions
+	result chan *proto.Result
+}
+
+// start registers and sends a request.
+func (ch *channel) start(ctx context.Context, req proto.Request, co callOptions) (*chanCall, error) {
+	body, err := json.Marshal(req)
+	if err != nil {
+		return nil, err
+	}
+	ch.mu.Lock()
+	if ch.broken() {
+		ch.mu.Unlock()
+		return nil, errChannelBroken
+	}
+	ch.nextID++
+	c := &chanCall{ch: ch, id: ch.nextID, ctx: ctx, co: co, result: make(chan *proto.Result, 1)}
+	ch.pending[c.id] = c
+	ch.mu.Unlock()
+	if err := ch.hc.out.WriteFrame(proto.KindRequest, c.id, body); err != nil {
+		ch.breakWith(err)
+		ch.forget(c.id)
+		return nil, errChannelBroken
+	}
+	if co.stdin != nil {
+		go c.pumpInput()
+	}
+	return c, nil
+}
+
+func (ch *channel) forget(id uint32) {
+	ch.mu.Lock()
+	delete(ch.pending, id)
+	ch.mu.Unlock()
+}
+
+// pumpInput sends the request's input, then its end.
+func (c *chanCall) pumpInput() {
+	buf := make([]byte, proto.ChunkSize)
+	for {
+		n, err := c.co.stdin.Read(buf)
+		if n > 0 {
+			if c.ch.hc.out.WriteFrame(proto.KindInput, c.id, buf[:n]) != nil {
+				return
+			}
+		}
+		if err != nil {
+			_ = c.ch.hc.out.WriteFrame(proto.KindInput, c.id, nil)
+			return
+		}
+	}
+}
+
+// wait waits for the result. When ctx ends first, it asks the helper to
+// cancel (kill the command) and waits a little for its confirmation.
+func (c *chanCall) wait() (*proto.Result, error) {
+	select {
+	case res := <-c.result:
+		return res, c.ctx.Err()
+	case <-c.ch.done:
+		select {
+		case res := <-c.result: // it arrived just before the break
+			return res, c.ctx.Err()
+		default:
+			return nil, errChannelBroken
+		}
+	case <-c.ctx.Done():
+	}
+	go func() { _ = c.ch.hc.out.WriteFrame(proto.KindCancel, c.id, nil) }()
+	timer := time.NewTimer(cancelGrace)
+	defer timer.Stop()
+	select {
+	case res := <-c.result:
+		return res, c.ctx.Err()
+	case <-c.ch.done:
+	case <-timer.C:
+		c.ch.forget(c.id)
+	}
+	return nil, c.ctx.Err()
+}
+

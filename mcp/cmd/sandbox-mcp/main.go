@@ -1,0 +1,232 @@
+// Command sandbox-mcp is an MCP server that gives an agent a Docker
+// sandbox: the tools ls, read_file, write_file, edit_file, glob, grep,
+// execute and delete, working in a container.
+//
+//	sandbox-mcp [flags]                                  # stdio: one sandbox for the process
+//	sandbox-mcp -transport http -addr 127.0.0.1:8080     # streamable HTTP at /mcp: one sandbox per session
+//
+// Over stdio the sandbox is created at start and removed when the client
+// disconnects or on SIGINT/SIGTERM. Over HTTP each MCP session gets its own
+// sandbox on its first tool call, removed when the session ends, after
+// -idle-timeout without a request, or at shutdown (SIGINT/SIGTERM). The log
+// goes to stderr; stdout belongs to the stdio transport.
+package main
+
+import (
+	"context"
+	"errors"
+	"flag"
+	"fmt"
+	"io"
+	"log/slog"
+	"net"
+	"net/http"
+	"os"
+	"os/signal"
+	"strings"
+	"syscall"
+	"time"
+
+	"github.com/docker/go-units"
+	"github.com/dockersandbox/sandbox"
+	sandboxmcp "github.com/dockersandbox/sandbox/mcp"
+)
+
+func main() {
+	os.Exit(run(os.Args[1:], os.Stderr))
+}
+
+// listFlag collects a repeatable flag.
+type listFlag []string
+
+func (l *listFlag) String() string     { return strings.Join(*l, ",") }
+func (l *listFlag) Set(v string) error { *l = append(*l, v); return nil }
+
+// byteSize is a flag of bytes with an optional unit: 512m, 2g, 1048576.
+type byteSize int64
+
+func (b *byteSize) String() string {
+	if *b == 0 {
+		return ""
+	}
+	return units.BytesSize(float64(*b))
+}
+
+func (b *byteSize) Set(v string) error {
+	n, err := units.RAMInBytes(v)
+	if err != nil {
+		return err
+	}
+	*b = byteSize(n)
+	return nil
+}
+
+func run(args []string, stderr io.Writer) int {
+	fs := flag.NewFlagSet("sandbox-mcp", flag.ContinueOnError)
+	fs.SetOutput(stderr)
+	fs.Usage = func() {
+		fmt.Fprintf(stderr, "Usage: sandbox-mcp [flags]\n\n"+
+			"An MCP server giving an agent a Docker sandbox (tools: ls, read_file, write_file,\n"+
+			"edit_file, glob, grep, execute, delete). Over stdio one sandbox lives for the\n"+
+			"process; over streamable HTTP each MCP session gets its own.\n\nFlags:\n")
+		fs.PrintDefaults()
+	}
+	var (
+		transport   = fs.String("transport", "stdio", "`transport`: stdio or http")
+		addr        = fs.String("addr", "127.0.0.1:8080", "HTTP listen `address` (loopback by default; there is no authentication)")
+		path        = fs.String("path", "/mcp", "HTTP `path` of the MCP endpoint")
+		image       = fs.String("image", sandbox.DefaultImage, "sandbox `image`")
+		pull        = fs.String("pull", "missing", "when to pull the image: missing, always or never")
+		network     = fs.String("network", "", "container network `mode`: none, bridge, host, a network name (default Docker's: bridge)")
+		cpus        = fs.Float64("cpus", 0, "CPU limit, in `CPUs` (e.g. 0.5; 0: none)")
+		pids        = fs.Int64("pids", 0, "process count `limit` (0: none)")
+		workdir     = fs.String("workdir", sandbox.DefaultWorkingDir, "working `directory` in the sandbox")
+		user        = fs.String("user", "", "`user` for the container and every operation (default: the image's)")
+		execTimeout = fs.Duration("exec-timeout", sandbox.DefaultExecuteTimeout, "default timeout of the execute tool (0: none)")
+		maxExec     = fs.Duration("max-exec-timeout", time.Hour, "largest timeout the execute tool accepts from the model")
+		idle        = fs.Duration("idle-timeout", sandboxmcp.DefaultIdleTimeout, "HTTP: end a session and remove its sandbox after this long without a request (0: never)")
+		verbose     = fs.Bool("v", false, "log debug messages, the MCP SDK's included")
+		memory      byteSize
+		env, labels listFlag
+	)
+	fs.Var(&memory, "memory", "memory `limit`, in bytes or with a unit: 512m, 2g (default none)")
+	fs.Var(&env, "env", "environment variable `KEY=value` of the sandbox (repeatable)")
+	fs.Var(&labels, "label", "container label `key=value` (repeatable)")
+	if err := fs.Parse(args); err != nil {
+		if errors.Is(err, flag.ErrHelp) {
+			return 0
+		}
+		return 2
+	}
+	usage := func(format string, a ...any) int {
+		fmt.Fprintf(stderr, "sandbox-mcp: "+format+"\n", a...)
+		return 2
+	}
+	if fs.NArg() > 0 {
+		return usage("unexpected arguments: %q", fs.Args())
+	}
+
+	level := slog.LevelInfo
+	if *verbose {
+		level = slog.LevelDebug
+	}
+	log := slog.New(slog.NewTextHandler(stderr, &slog.HandlerOptions{Level: level}))
+	cfg := sandboxmcp.Config{
+		Image:        *image,
+		NetworkMode:  *network,
+		Memory:       int64(memory),
+		CPUs:         *cpus,
+		PidsLimit:    *pids,
+		WorkingDir:   *workdir,
+		User:         *user,
+		Env:          env,
+		Logger:       log,
+		PullProgress: stderr,
+	}
+	if *verbose {
+		cfg.SDKLogger = log.With("component", "mcp-sdk")
+	}
+	switch *pull {
+	case "missing":
+		cfg.PullPolicy = sandbox.PullMissing
+	case "always":
+		cfg.PullPolicy = sandbox.PullAlways
+	case "never":
+		cfg.PullPolicy = sandbox.PullNever
+	default:
+		return usage("-pull %q: want missing, always or never", *pull)
+	}
+	switch {
+	case *execTimeout < 0:
+		return usage("-exec-timeout %v is negative", *execTimeout)
+	case *execTimeout == 0:
+		cfg.ExecuteTimeout = -1 // none
+	default:
+		cfg.ExecuteTimeout = *execTimeout
+	}
+	if *maxExec <= 0 {
+		return usage("-max-exec-timeout %v must be positive", *maxExec)
+	}
+	cfg.Tools.MaxExecuteTimeout = *maxExec
+	switch {
+	case *idle < 0:
+		return usage("-idle-timeout %v is negative", *idle)
+	case *idle == 0:
+		cfg.IdleTimeout = -1 // never
+	default:
+		cfg.IdleTimeout = *idle
+	}
+	for _, l := range labels {
+		k, v, ok := strings.Cut(l, "=")
+		if !ok || k == "" {
+			return usage("-label %q: want key=value", l)
+		}
+		if cfg.Labels == nil {
+			cfg.Labels = map[string]string{}
+		}
+		cfg.Labels[k] = v
+	}
+	if !strings.HasPrefix(*path, "/") {
+		return usage("-path %q must start with /", *path)
+	}
+
+	// The first SIGINT or SIGTERM shuts down cleanly, removing every
+	// sandbox; after it the default handling is back, so a second one
+	// kills the process at once.
+	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM)
+	defer stop()
+	context.AfterFunc(ctx, stop)
+
+	var err error
+	switch *transport {
+	case "stdio":
+		err = sandboxmcp.ServeStdio(ctx, cfg)
+	case "http":
+		err = serveHTTP(ctx, cfg, *addr, *path, log)
+	default:
+		return usage("-transport %q: want stdio or http", *transport)
+	}
+	if err != nil {
+		log.Error("sandbox-mcp failed", "error", err)
+		return 1
+	}
+	return 0
+}
+
+// shutdownTimeout bounds the HTTP server's graceful shutdown.
+const shutdownTimeout = 10 * time.Second
+
+func serveHTTP(ctx context.Context, cfg sandboxmcp.Config, addr, path string, log *slog.Logger) error {
+	ln, err := net.Listen("tcp", addr)
+	if err != nil {
+		return err
+	}
+	if tcp, ok := ln.Addr().(*net.TCPAddr); !ok || !tcp.IP.IsLoopback() {
+		log.Warn("listening on a non-loopback address: anyone who can reach it can run commands in sandboxes on this Docker daemon, and there is no authentication",
+			"addr", ln.Addr().String())
+	}
+	h := sandboxmcp.NewHTTPHandler(cfg)
+	mux := http.NewServeMux()
+	mux.Handle(path, h)
+	srv := &http.Server{Handler: mux, ReadHeaderTimeout: 30 * time.Second}
+	served := make(chan error, 1)
+	go func() { served <- srv.Serve(ln) }()
+	log.Info("serving MCP over streamable HTTP", "url", "http://"+ln.Addr().String()+path)
+
+	select {
+	case err = <-served:
+		return errors.Join(err, h.Close())
+	case <-ctx.Done():
+	}
+	log.Info("shutting down")
+	// Sandboxes and sessions first: a session's event stream is a request
+	// that stays open until the session ends, and Shutdown waits for it.
+	err = h.Close()
+	sctx, cancel := context.WithTimeout(context.Background(), shutdownTimeout)
+	defer cancel()
+	if serr := srv.Shutdown(sctx); serr != nil {
+		log.Warn("HTTP shutdown", "error", serr)
+		srv.Close()
+	}
+	return err
+}

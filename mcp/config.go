@@ -1,0 +1,133 @@
+package sandboxmcp
+
+import (
+	"io"
+	"log/slog"
+	"time"
+
+	"github.com/dockersandbox/sandbox"
+	"github.com/dockersandbox/sandbox/tools"
+)
+
+// DefaultIdleTimeout is how long an HTTP session may stay without a
+// request before it is closed and its sandbox removed.
+const DefaultIdleTimeout = 15 * time.Minute
+
+// Config configures the sandboxes the server creates and the tools it
+// serves. Zero values mean the library's defaults.
+type Config struct {
+	// Image is the sandbox image; "" means sandbox.DefaultImage.
+	Image string
+	// PullPolicy says when the image is pulled (default sandbox.PullMissing).
+	PullPolicy sandbox.PullPolicy
+	// PullProgress, if set, receives image pull progress lines.
+	PullProgress io.Writer
+	// NetworkMode is the container network ("none", "bridge", "host", a
+	// network name); "" means Docker's default (bridge).
+	NetworkMode string
+	// Memory limits the container's memory, in bytes; 0 means no limit.
+	Memory int64
+	// CPUs limits CPU time, in CPUs (e.g. 0.5); 0 means no limit.
+	CPUs float64
+	// PidsLimit limits the number of processes; 0 means no limit.
+	PidsLimit int64
+	// WorkingDir is where commands run and relative paths resolve; ""
+	// means sandbox.DefaultWorkingDir.
+	WorkingDir string
+	// User runs the container and every operation as this user; "" means
+	// the image's user.
+	User string
+	// Env adds environment variables ("KEY=value") to the container.
+	Env []string
+	// Labels adds container labels (keys under "com.dockersandbox." are
+	// reserved by the library).
+	Labels map[string]string
+	// ExecuteTimeout is the execute tool's default timeout: 0 means
+	// sandbox.DefaultExecuteTimeout, a negative value means none.
+	ExecuteTimeout time.Duration
+	// SandboxOptions are passed to sandbox.New after the options the
+	// fields above make, so they can override them.
+	SandboxOptions []sandbox.Option
+
+	// Tools configures the tool set (zero: the tools package's defaults).
+	Tools tools.Options
+
+	// IdleTimeout closes an HTTP session, and removes its sandbox, after
+	// this long without a request from its client: 0 means
+	// DefaultIdleTimeout, a negative value means never. Stdio ignores it.
+	IdleTimeout time.Duration
+
+	// Logger receives the server's own log (sandboxes created and
+	// removed, sessions ended); nil means slog.Default(). Never use
+	// stdout with the stdio transport.
+	Logger *slog.Logger
+	// SDKLogger, if set, receives the MCP SDK's log.
+	SDKLogger *slog.Logger
+}
+
+// sandboxOptions returns the options of sandbox.New for c.
+func (c *Config) sandboxOptions() []sandbox.Option {
+	var o []sandbox.Option
+	if c.Image != "" {
+		o = append(o, sandbox.WithImage(c.Image))
+	}
+	o = append(o, sandbox.WithPullPolicy(c.PullPolicy))
+	if c.PullProgress != nil {
+		o = append(o, sandbox.WithPullProgress(c.PullProgress))
+	}
+	if c.NetworkMode != "" {
+		o = append(o, sandbox.WithNetworkMode(c.NetworkMode))
+	}
+	if c.Memory != 0 {
+		o = append(o, sandbox.WithMemory(c.Memory))
+	}
+	if c.CPUs != 0 {
+		o = append(o, sandbox.WithCPUs(c.CPUs))
+	}
+	if c.PidsLimit != 0 {
+		o = append(o, sandbox.WithPidsLimit(c.PidsLimit))
+	}
+	if c.WorkingDir != "" {
+		o = append(o, sandbox.WithWorkingDir(c.WorkingDir))
+	}
+	if c.User != "" {
+		o = append(o, sandbox.WithUser(c.User))
+	}
+	if len(c.Env) > 0 {
+		o = append(o, sandbox.WithEnv(c.Env...))
+	}
+	if len(c.Labels) > 0 {
+		o = append(o, sandbox.WithLabels(c.Labels))
+	}
+	switch {
+	case c.ExecuteTimeout > 0:
+		o = append(o, sandbox.WithExecuteTimeout(c.ExecuteTimeout))
+	case c.ExecuteTimeout < 0:
+		o = append(o, sandbox.WithExecuteTimeout(0))
+	}
+	return append(o, c.SandboxOptions...)
+}
+
+func (c *Config) logger() *slog.Logger {
+	if c.Logger != nil {
+		return c.Logger
+	}
+	return slog.Default()
+}
+
+func (c *Config) idleTimeout() time.Duration {
+	switch {
+	case c.IdleTimeout == 0:
+		return DefaultIdleTimeout
+	case c.IdleTimeout < 0:
+		return 0
+	}
+	return c.IdleTimeout
+}
+
+func (c *Config) workingDir() string {
+	if c.WorkingDir != "" {
+		return c.WorkingDir
+	}
+	return sandbox.DefaultWorkingDir
+}

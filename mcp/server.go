@@ -1,0 +1,126 @@
+package sandboxmcp
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"time"
+
+	"github.com/dockersandbox/sandbox"
+	"github.com/dockersandbox/sandbox/tools"
+	"github.com/modelcontextprotocol/go-sdk/mcp"
+)
+
+// Version is the version the server reports to its clients.
+const Version = "0.1.0"
+
+// sessionCloseTimeout bounds the wait for an MCP session to close once its
+// sandbox is gone (closing waits for the calls in flight, which fail fast
+// then).
+const sessionCloseTimeout = 5 * time.Second
+
+// NewServer returns an MCP server with no tools yet, named and configured
+// for the sandbox tools: it advertises the tools capability only.
+func NewServer(cfg Config) *mcp.Server {
+	return newServer(&cfg)
+}
+
+func newServer(cfg *Config) *mcp.Server {
+	return mcp.NewServer(&mcp.Implementation{
+		Name:    "dockersandbox",
+		Title:   "Docker sandbox",
+		Version: Version,
+	}, &mcp.ServerOptions{
+		Instructions: fmt.Sprintf("The tools work in an isolated Docker container: "+
+			"execute runs shell commands there, the file tools read and change its files. "+
+			"Relative paths resolve against %s.", cfg.workingDir()),
+		Logger:       cfg.SDKLogger,
+		Capabilities: &mcp.ServerCapabilities{Tools: &mcp.ToolCapabilities{}},
+	})
+}
+
+// NewSandbox creates a sandbox as cfg says.
+func NewSandbox(ctx context.Context, cfg Config) (*sandbox.DockerSandbox, error) {
+	return sandbox.New(ctx, cfg.sandboxOptions()...)
+}
+
+// NewStdioServer creates a sandbox and a server that serves its tools. The
+// caller runs the server and closes the sandbox; Serve does both.
+func NewStdioServer(ctx context.Context, cfg Config) (*mcp.Server, *sandbox.DockerSandbox, error) {
+	sb, err := NewSandbox(ctx, cfg)
+	if err != nil {
+		return nil, nil, err
+	}
+	server := newServer(&cfg)
+	AddTools(server, sb, cfg.Tools)
+	return server, sb, nil
+}
+
+// ServeStdio is Serve over standard input and output.
+func ServeStdio(ctx context.Context, cfg Config) error {
+	return Serve(ctx, cfg, &mcp.StdioTransport{})
+}
+
+// Serve serves one client over t with one sandbox: it creates the sandbox
+// (before reading anything from t, so a failure is reported before the
+// client is answered), serves its tools until the client disconnects or
+// ctx ends, and removes the sandbox. When ctx ends, the sandbox is removed
+// first, so that calls in flight end at once, then the session is closed.
+// It returns nil after a disconnection or the end of ctx, and the error of
+// the sandbox's creation or removal otherwise.
+func Serve(ctx context.Context, cfg Config, t mcp.Transport) (err error) {
+	log := cfg.logger()
+	server, sb, err := NewStdioServer(ctx, cfg)
+	if err != nil {
+		return err
+	}
+	log.Info("sandbox created", "sandbox", sb.ID(), "image", imageName(&cfg))
+	closeSandbox := func(why string) {
+		if cerr := sb.Close(); cerr != nil {
+			log.Error("removing sandbox", "sandbox", sb.ID(), "error", cerr)
+			err = errors.Join(err, cerr)
+			return
+		}
+		log.Info("sandbox removed", "sandbox", sb.ID(), "reason", why)
+	}
+
+	ss, err := server.Connect(ctx, t, nil)
+	if err != nil {
+		closeSandbox("connection failed")
+		return err
+	}
+	ended := make(chan error, 1)
+	go func() { ended <- ss.Wait() }()
+	select {
+	case werr := <-ended:
+		if werr != nil && !errors.Is(werr, mcp.ErrConnectionClosed) {
+			log.Info("connection ended", "error", werr)
+		}
+		closeSandbox("client disconnected")
+	case <-ctx.Done():
+		closeSandbox("shutdown")
+		go ss.Close()
+		select {
+		case <-ended:
+		case <-time.After(sessionCloseTimeout):
+			log.Warn("session did not close in time")
+		}
+	}
+	return err
+}
+
+func imageName(cfg *Config) string {
+	if cfg.Image != "" {
+		return cfg.Image
+	}
+	return sandbox.DefaultImage
+}
+
+// describeOnly is a tools.Sandbox that only knows its working directory:
+// enough for tools.New to describe the tools, never called.
+type describeOnly struct {
+	tools.Sandbox // nil: calling any other method panics
+	wd            string
+}
+
+func (d describeOnly) WorkingDir() string { return d.wd }

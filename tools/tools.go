@@ -1,0 +1,162 @@
+package tools
+
+import (
+	"context"
+	"encoding/json"
+	"fmt"
+	"time"
+
+	"github.com/dockersandbox/sandbox"
+)
+
+// Sandbox is what the tools use; *sandbox.DockerSandbox implements it.
+type Sandbox interface {
+	WorkingDir() string
+	Execute(ctx context.Context, command string, opts ...sandbox.ExecOption) (sandbox.ExecuteResponse, error)
+	Read(ctx context.Context, path string, opts ...sandbox.ReadOption) (sandbox.ReadResult, error)
+	Write(ctx context.Context, path string, content []byte) error
+	Edit(ctx context.Context, path, oldString, newString string, replaceAll bool) (int, error)
+	Ls(ctx context.Context, path string) ([]sandbox.FileInfo, error)
+	Glob(ctx context.Context, pattern, path string) (sandbox.GlobResult, error)
+	Grep(ctx context.Context, pattern string, opts ...sandbox.GrepOption) (sandbox.GrepResult, error)
+	Delete(ctx context.Context, path string) error
+}
+
+var _ Sandbox = (*sandbox.DockerSandbox)(nil)
+
+// Defaults of Options, as in deepagents 0.7's FilesystemMiddleware.
+const (
+	DefaultMaxExecuteTimeout = 3600 * time.Second
+	DefaultGrepMaxCount      = 1000
+	DefaultGlobTimeout       = 10 * time.Second
+)
+
+// Options tune the tool set; zero values mean deepagents' defaults.
+type Options struct {
+	MaxExecuteTimeout time.Duration // default 3600s; larger `timeout` args are refused with deepagents' message
+	GrepMaxCount      int           // default 1000
+	GlobTimeout       time.Duration // default 10s (0.7)
+}
+
+// withDefaults replaces zero (and negative) values by the defaults.
+func (o Options) withDefaults() Options {
+	if o.MaxExecuteTimeout <= 0 {
+		o.MaxExecuteTimeout = DefaultMaxExecuteTimeout
+	}
+	if o.GrepMaxCount <= 0 {
+		o.GrepMaxCount = DefaultGrepMaxCount
+	}
+	if o.GlobTimeout <= 0 {
+		o.GlobTimeout = DefaultGlobTimeout
+	}
+	return o
+}
+
+// Tool is one agent tool.
+type Tool struct {
+	Name        string
+	Description string          // written for a model
+	InputSchema json.RawMessage // hand-written JSON Schema (type object, properties, required, additionalProperties false)
+
+	run func(ctx context.Context, a *args) Result
+}
+
+// Call runs the tool on raw JSON arguments. It never panics; bad arguments
+// and backend failures come back as a Result with IsError set.
+func (t Tool) Call(ctx context.Context, raw json.RawMessage) (res Result) {
+	defer func() {
+		if r := recover(); r != nil {
+			res = errorf("Error: internal error in tool %s: %v", t.Name, r)
+		}
+	}()
+	if t.run == nil {
+		return errorf("Error: tool %q is not bound to a sandbox; get tools from New", t.Name)
+	}
+	if ctx == nil {
+		ctx = context.Background()
+	}
+	a, bad := parseArgs(t.Name, raw)
+	if bad != nil {
+		return *bad
+	}
+	return t.run(ctx, a)
+}
+
+// Result is what the model sees.
+type Result struct {
+	Text     string
+	IsError  bool
+	Media    *Media // read_file of an image, audio, video or PDF file; Text then says what it is
+	ExitCode *int   // execute: the command's exit code (deepagents' artifact)
+}
+
+// Media is a file returned to the model as base64 data.
+type Media struct {
+	Type     string // "image", "audio", "video" or "file"
+	MIMEType string
+	Data     string // base64
+}
+
+// text returns a successful Result.
+func text(s string) Result { return Result{Text: s} }
+
+// errorText returns a failed Result.
+func errorText(s string) Result { return Result{Text: s, IsError: true} }
+
+// errorf returns a failed Result with a formatted text.
+func errorf(format string, a ...any) Result { return errorText(fmt.Sprintf(format, a...)) }
+
+// New returns the tools bound to sb, in deepagents' order: ls, read_file,
+// write_file, edit_file, glob, grep, execute, delete.
+func New(sb Sandbox, opts Options) []Tool {
+	e := &env{sb: sb, opts: opts.withDefaults(), wd: "/"}
+	if sb != nil && sb.WorkingDir() != "" {
+		e.wd = sb.WorkingDir()
+	}
+	defs := []struct {
+		name, description, schema string
+		run                       func(*env, context.Context, *args) Result
+	}{
+		{"ls", lsDescription, lsSchema, (*env).ls},
+		{"read_file", readDescription, readSchema, (*env).readFile},
+		{"write_file", writeDescription, writeSchema, (*env).writeFile},
+		{"edit_file", editDescription, editSchema, (*env).editFile},
+		{"glob", globDescription, globSchema, (*env).glob},
+		{"grep", grepDescription, grepSchema, (*env).grep},
+		{"execute", executeDescription, executeSchema, (*env).execute},
+		{"delete", deleteDescription, deleteSchema, (*env).delete},
+	}
+	out := make([]Tool, len(defs))
+	for i, d := range defs {
+		run := d.run
+		out[i] = Tool{
+			Name:        d.name,
+			Description: e.fill(d.description),
+			InputSchema: e.schema(d.schema),
+			run: func(ctx context.Context, a *args) Result {
+				if e.sb == nil {
+					return errorText("Error: no sandbox is attached to this tool")
+				}
+				return run(e, ctx, a)
+			},
+		}
+	}
+	return out
+}
+
+// Lookup finds a tool by name in a slice returned by New.
+func Lookup(tools []Tool, name string) (Tool, bool) {
+	for _, t := range tools {
+		if t.Name == name {
+			return t, true
+		}
+	}
+	return Tool{}, false
+}
+
+// env is what the handlers of one tool set share.
+type env struct {
+	sb   Sandbox
+	opts Options
+	wd   string // the working directory at New time
+}
