@@ -31,8 +31,7 @@ var mimeTypes = map[string]string{
 	".ogg": "audio/ogg", ".flac": "audio/flac",
 	".pdf": "application/pdf", ".ppt": "application/vnd.ms-powerpoint",
 	".pptx": "application/vnd.openxmlformats-officedocument.presentationml.presentation",
-	".zip": "application/zip", ".tar": "application/x-tar",
-	".wasm": "application/wasm",
+	".zip":  "application/zip", ".tar": "application/x-tar", ".wasm": "application/wasm",
 }
 
 // fileTypeOf returns "image", "audio", "video", "file" or "text" by the

@@ -1,0 +1,31 @@
+// Package tools is a framework-neutral set of agent tools over a sandbox:
+// ls, read_file, write_file, edit_file, glob, grep, execute and delete,
+// with the names, arguments, defaults and model-facing texts of deepagents
+// 0.7's FilesystemMiddleware. Each Tool has a name, a description written
+// for a model and a hand-written JSON Schema of its arguments; Call takes
+// the raw JSON arguments of a tool call and returns the text the model
+// sees (and, for read_file of a media file, the file as base64 Media).
+//
+//	tools := tools.New(sb, tools.Options{})
+//	t, _ := tools.Lookup(tools, "read_file")
+//	res := t.Call(ctx, json.RawMessage(`{"file_path": "main.py"}`))
+//
+// Paths from the model are validated as deepagents validates them: a ".."
+// component or a leading "~" is "Error: Path traversal not allowed: p", a
+// Windows drive path is refused too, and backslashes count as "/". An
+// absolute path is then used as is (cleaned). A relative or bare path
+// resolves against the sandbox's working directory (normally /workspace),
+// where execute runs its commands: "main.py" is /workspace/main.py, not
+// /main.py as in deepagents, whose virtual-root convention made the file
+// tools and the shell disagree about the same name. Without a path, grep
+// searches the working directory, and glob searches it too unless the
+// pattern starts with "/" (then it is absolute and searched from "/").
+//
+// Arguments are decoded strictly: unknown fields, wrong JSON types and
+// missing required fields come back as "Error: invalid arguments for
+// <tool>: ..." (an integral number such as 5.0 is an integer; null means
+// "not given" for an optional argument). Call never panics.
+//
+// Uploads and downloads stay developer-only: they are methods of the
+// sandbox, not tools.
+package tools
