@@ -2,6 +2,8 @@ package sandbox_test
 
 import (
 	"context"
+	"io"
+	"strings"
 	"testing"
 	"time"
 
@@ -48,3 +50,7 @@ func uniq(s []string) map[string]bool {
 	}
 	return m
 }
+
+func contains(s, sub string) bool { return strings.Contains(s, sub) }
+
+func stringsReader(s string) io.Reader { return strings.NewReader(s) }

@@ -60,10 +60,9 @@ func (f *fakeSandbox) lastCall() string {
 func optNames[T any](opts []T) []string {
 	var out []string
 	for _, o := range opts {
-		name := runtime.FuncForPC(reflect.ValueOf(o).Pointer()).Name()
-		name = strings.TrimPrefix(name, "github.com/dockersandbox/sandbox.")
-		name, _, _ = strings.Cut(name, ".")
-		out = append(out, name)
+		// "....Offset.func1", also when inlined into a caller.
+		parts := strings.Split(runtime.FuncForPC(reflect.ValueOf(o).Pointer()).Name(), ".")
+		out = append(out, parts[max(len(parts)-2, 0)])
 	}
 	return out
 }

@@ -1,0 +1,158 @@
+package sandbox_test
+
+import (
+	"context"
+	"fmt"
+	"sync"
+	"testing"
+	"time"
+
+	"github.com/dockersandbox/sandbox"
+	"github.com/dockersandbox/sandbox/internal/testenv"
+	"github.com/moby/moby/client"
+	"github.com/stretchr/testify/assert"
+	"github.com/stretchr/testify/require"
+)
+
+// killServe kills the helper serving the shared channel, from outside.
+func killServe(t *testing.T, sb *sandbox.DockerSandbox) {
+	t.Helper()
+	cli := testenv.Client(t)
+	ctx := testCtx(t)
+	ex, err := cli.ExecCreate(ctx, sb.ID(), client.ExecCreateOptions{
+		Cmd: []string{"sh", "-c", "for p in /proc/[0-9]*; do tr '\\0' ' ' < $p/cmdline | grep -q '^/.dockersandbox/sandbox-helper serve' && kill -9 ${p#/proc/}; done; true"},
+	})
+	require.NoError(t, err)
+	_, err = cli.ExecStart(ctx, ex.ID, client.ExecStartOptions{})
+	require.NoError(t, err)
+	require.Eventually(t, func() bool {
+		r, err := cli.ExecInspect(ctx, ex.ID, client.ExecInspectOptions{})
+		return err == nil && !r.Running
+	}, 10*time.Second, 10*time.Millisecond)
+}
+
+func TestChannelBreakFallsBack(t *testing.T) {
+	sb := newSandbox(t, testenv.BusyboxImage)
+	ctx := testCtx(t)
+	require.NoError(t, sb.Write(ctx, "f.txt", []byte("one")))
+
+	// A command in flight when the channel breaks fails clearly. (Killed
+	// from inside, the helper cannot kill it: see README, "Limits".)
+	done := make(chan error, 1)
+	go func() {
+		_, err := sb.Execute(ctx, "sleep 4321")
+		done <- err
+	}()
+	require.Eventually(t, func() bool { return contains(processes(t, sb), "sleep 4321") }, 10*time.Second, 20*time.Millisecond)
+	killServe(t, sb)
+	err := <-done
+	assert.ErrorIs(t, err, sandbox.ErrHelper)
+
+	// Later calls work: a new channel, or their own execs meanwhile.
+	for range 3 {
+		page, err := sb.Read(ctx, "f.txt")
+		require.NoError(t, err)
+		assert.Equal(t, "one", page.Content)
+		resp, err := sb.Execute(ctx, "echo still here")
+		require.NoError(t, err)
+		assert.Equal(t, "still here\n", resp.Output)
+		killServe(t, sb)
+	}
+}
+
+func TestWithoutSharedChannel(t *testing.T) {
+	sb := newSandbox(t, testenv.BusyboxImage, sandbox.WithSharedChannel(false))
+	ctx := testCtx(t)
+	require.NoError(t, sb.Write(ctx, "f.txt", []byte("per exec")))
+	page, err := sb.Read(ctx, "f.txt")
+	require.NoError(t, err)
+	assert.Equal(t, "per exec", page.Content)
+	assert.NotContains(t, processes(t, sb), "sandbox-helper serve")
+}
+
+func TestProtocolVersionMismatch(t *testing.T) {
+	sb := newSandbox(t, testenv.BusyboxImage, sandbox.WithSharedChannel(false))
+	ctx := testCtx(t)
+	// Replace the helper (PID 1 keeps running the old binary) by a script
+	// that announces another protocol version.
+	hello := `{"version":99}`
+	script := fmt.Sprintf("#!/bin/sh\nprintf 'H\\000\\000\\000\\000\\000\\000\\000\\%03o%s'\nsleep 1\n", len(hello), hello)
+	c := sb.Command(ctx, "cat > /tmp/h && chmod 755 /tmp/h && mv /tmp/h /.dockersandbox/sandbox-helper")
+	c.Stdin = stringsReader(script)
+	require.NoError(t, c.Run())
+
+	_, err := sb.Execute(ctx, "true")
+	assert.ErrorIs(t, err, sandbox.ErrProtocolVersion)
+	assert.ErrorIs(t, err, sandbox.ErrHelper)
+	assert.Contains(t, err.Error(), "version 99")
+}
+
+func TestManyConcurrentExecutes(t *testing.T) {
+	sb := newSandbox(t, testenv.BusyboxImage)
+	ctx := testCtx(t)
+	var wg sync.WaitGroup
+	errs := make(chan error, 200)
+	for i := range 200 {
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			resp, err := sb.Execute(ctx, fmt.Sprintf("echo %d", i))
+			if err == nil && resp.Output != fmt.Sprintf("%d\n", i) {
+				err = fmt.Errorf("%d: got %q", i, resp.Output)
+			}
+			errs <- err
+		}()
+	}
+	wg.Wait()
+	close(errs)
+	for err := range errs {
+		require.NoError(t, err)
+	}
+}
+
+func TestFiftySandboxes(t *testing.T) {
+	if testing.Short() {
+		t.Skip("creates 50 containers")
+	}
+	ctx, cancel := context.WithTimeout(context.Background(), 5*time.Minute)
+	defer cancel()
+	sbs := make([]*sandbox.DockerSandbox, 50)
+	errs := make([]error, 50)
+	var wg sync.WaitGroup
+	sem := make(chan struct{}, 8)
+	for i := range sbs {
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			sem <- struct{}{}
+			defer func() { <-sem }()
+			sbs[i], errs[i] = sandbox.New(ctx, sandbox.WithImage(testenv.BusyboxImage), sandbox.WithPullPolicy(sandbox.PullNever))
+		}()
+	}
+	wg.Wait()
+	t.Cleanup(func() {
+		for _, sb := range sbs {
+			if sb != nil {
+				assert.NoError(t, sb.Close())
+			}
+		}
+	})
+	for _, err := range errs {
+		require.NoError(t, err)
+	}
+	for i, sb := range sbs {
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			resp, err := sb.Execute(ctx, fmt.Sprintf("echo %d > /tmp/n; cat /tmp/n", i))
+			if err == nil && resp.Output != fmt.Sprintf("%d\n", i) {
+				err = fmt.Errorf("sandbox %d: got %q", i, resp.Output)
+			}
+			errs[i] = err
+		}()
+	}
+	wg.Wait()
+	for _, err := range errs {
+		assert.NoError(t, err)
+	}
+}

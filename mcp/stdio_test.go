@@ -1,0 +1,162 @@
+package sandboxmcp_test
+
+import (
+	"bytes"
+	"os/exec"
+	"strings"
+	"sync"
+	"syscall"
+	"testing"
+	"time"
+
+	"github.com/modelcontextprotocol/go-sdk/mcp"
+	"github.com/stretchr/testify/assert"
+	"github.com/stretchr/testify/require"
+)
+
+// syncBuffer is a bytes.Buffer safe for a writer and a reader.
+type syncBuffer struct {
+	mu  sync.Mutex
+	buf bytes.Buffer
+}
+
+func (b *syncBuffer) Write(p []byte) (int, error) {
+	b.mu.Lock()
+	defer b.mu.Unlock()
+	return b.buf.Write(p)
+}
+
+func (b *syncBuffer) String() string {
+	b.mu.Lock()
+	defer b.mu.Unlock()
+	return b.buf.String()
+}
+
+// startStdio runs the command over stdio and connects a client to it.
+func startStdio(t *testing.T, bin string, args ...string) (*mcp.ClientSession, *exec.Cmd, *syncBuffer) {
+	t.Helper()
+	cmd := exec.Command(bin, args...)
+	stderr := &syncBuffer{}
+	cmd.Stderr = stderr
+	cs, err := newClient().Connect(testCtx(t), &mcp.CommandTransport{Command: cmd}, nil)
+	require.NoError(t, err, "connect; server log:\n%s", stderr)
+	t.Cleanup(func() {
+		cs.Close()
+		if t.Failed() {
+			t.Logf("server log:\n%s", stderr)
+		}
+	})
+	return cs, cmd, stderr
+}
+
+// TestStdio runs the command over stdio with the SDK's client: the tools
+// are listed and work in one sandbox, which the server removes when the
+// client disconnects.
+func TestStdio(t *testing.T) {
+	bin := buildCommand(t)
+	label := newLabel(t)
+	removeLeftovers(t, label)
+	ctx := testCtx(t)
+
+	cs, cmd, stderr := startStdio(t, bin, commandArgs(label)...)
+	require.Len(t, containers(t, label), 1, "the sandbox is created at start")
+	checkTools(t, ctx, cs)
+	exercise(t, ctx, cs)
+	// Every call went to the same sandbox: the file is still there.
+	callOK(t, ctx, cs, "write_file", map[string]any{"file_path": "/tmp/x", "content": "x"})
+	assert.Equal(t, "1  x", callOK(t, ctx, cs, "read_file", map[string]any{"file_path": "/tmp/x"}))
+	require.Len(t, containers(t, label), 1)
+
+	// Closing the client closes the server's stdin: it removes the sandbox
+	// and exits 0 before the SDK's 5 s grace period (no SIGTERM needed).
+	start := time.Now()
+	require.NoError(t, cs.Close())
+	assert.Less(t, time.Since(start), 5*time.Second)
+	assert.Equal(t, 0, cmd.ProcessState.ExitCode(), "server log:\n%s", stderr)
+	assert.Empty(t, containers(t, label))
+	assert.Contains(t, stderr.String(), "sandbox removed")
+	assert.Contains(t, stderr.String(), "client disconnected")
+}
+
+// TestStdioSIGTERM: SIGTERM during a long command removes the sandbox and
+// ends the process at once, with status 0.
+func TestStdioSIGTERM(t *testing.T) {
+	bin := buildCommand(t)
+	label := newLabel(t)
+	removeLeftovers(t, label)
+	ctx := testCtx(t)
+
+	cs, cmd, stderr := startStdio(t, bin, commandArgs(label)...)
+	callOK(t, ctx, cs, "write_file", map[string]any{"file_path": "a", "content": "a"})
+	require.Len(t, containers(t, label), 1)
+
+	called := make(chan error, 1)
+	go func() {
+		_, err := cs.CallTool(ctx, &mcp.CallToolParams{Name: "execute", Arguments: map[string]any{"command": "sleep 100"}})
+		called <- err
+	}()
+	time.Sleep(500 * time.Millisecond) // let the command start
+	start := time.Now()
+	require.NoError(t, cmd.Process.Signal(syscall.SIGTERM))
+	exited := make(chan struct{})
+	go func() {
+		// CommandTransport's Close waits for the process.
+		cs.Close()
+		close(exited)
+	}()
+	select {
+	case <-exited:
+	case <-time.After(20 * time.Second):
+		t.Fatalf("the server did not exit after SIGTERM; log:\n%s", stderr)
+	}
+	assert.Less(t, time.Since(start), 10*time.Second)
+	select {
+	case <-called: // an error or an error result, but it returned
+	case <-time.After(10 * time.Second):
+		t.Error("the call in flight did not return")
+	}
+	assert.Equal(t, 0, cmd.ProcessState.ExitCode(), "server log:\n%s", stderr)
+	assert.Empty(t, containers(t, label))
+	assert.Contains(t, stderr.String(), "reason=shutdown")
+}
+
+// TestStdioBadImage: a sandbox that cannot be created makes the command
+// exit 1 with the reason on stderr, leaving nothing.
+func TestStdioBadImage(t *testing.T) {
+	bin := buildCommand(t)
+	label := newLabel(t)
+	removeLeftovers(t, label)
+	cmd := exec.Command(bin, "-image", "dockersandbox-test/does-not-exist:1", "-pull", "never", "-label", testLabelKey+"="+label)
+	var stderr bytes.Buffer
+	cmd.Stderr = &stderr
+	err := cmd.Run() // stdin is /dev/null
+	var exitErr *exec.ExitError
+	require.ErrorAs(t, err, &exitErr)
+	assert.Equal(t, 1, exitErr.ExitCode())
+	assert.Contains(t, stderr.String(), "image not found")
+	assert.Empty(t, containers(t, label))
+}
+
+// TestCommandFlags: bad flags are refused with status 2 before anything
+// is created.
+func TestCommandFlags(t *testing.T) {
+	bin := buildCommand(t)
+	for _, args := range [][]string{
+		{"-transport", "sse"},
+		{"-pull", "sometimes"},
+		{"-memory", "lots"},
+		{"-exec-timeout", "-1s"},
+		{"-label", "novalue"},
+		{"extra"},
+	} {
+		cmd := exec.Command(bin, args...)
+		var stderr bytes.Buffer
+		cmd.Stderr = &stderr
+		err := cmd.Run()
+		var exitErr *exec.ExitError
+		if assert.ErrorAs(t, err, &exitErr, "%v", args) {
+			assert.Equal(t, 2, exitErr.ExitCode(), "%v: %s", args, stderr.String())
+		}
+		assert.NotEmpty(t, strings.TrimSpace(stderr.String()), "%v", args)
+	}
+}

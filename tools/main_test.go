@@ -1,0 +1,9 @@
+package tools
+
+import (
+	"testing"
+
+	"github.com/dockersandbox/sandbox/internal/testenv"
+)
+
+func TestMain(m *testing.M) { testenv.Main(m) }
