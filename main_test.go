@@ -54,3 +54,5 @@ func uniq(s []string) map[string]bool {
 func contains(s, sub string) bool { return strings.Contains(s, sub) }
 
 func stringsReader(s string) io.Reader { return strings.NewReader(s) }
+
+func sleepBriefly() { time.Sleep(10 * time.Millisecond) }

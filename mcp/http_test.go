@@ -12,7 +12,9 @@ import (
 	"testing"
 	"time"
 
+	"github.com/dockersandbox/sandbox/internal/testenv"
 	sandboxmcp "github.com/dockersandbox/sandbox/mcp"
+	"github.com/moby/moby/client"
 	"github.com/modelcontextprotocol/go-sdk/mcp"
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
@@ -46,9 +48,9 @@ func connectHTTP(t *testing.T, url string) *mcp.ClientSession {
 func sandboxID(t *testing.T, cs *mcp.ClientSession) string {
 	t.Helper()
 	out := callOK(t, testCtx(t), cs, "execute", map[string]any{"command": "hostname"})
-	id, _, ok := regexp.MustCompile(`^([0-9a-f]{12})\n`).FindStringSubmatch(out), 0, true
-	require.True(t, ok && len(id) == 2, "hostname output %q", out)
-	return id[1]
+	m := regexp.MustCompile(`^([0-9a-f]{12})\n`).FindStringSubmatch(out)
+	require.Len(t, m, 2, "hostname output %q", out)
+	return m[1]
 }
 
 // TestHTTPSessions: each MCP session gets its own sandbox; a session that
@@ -150,7 +152,9 @@ func TestHTTPClose(t *testing.T) {
 }
 
 // TestHTTPDeleteDuringCall: a session deleted while a command runs loses
-// its sandbox at once; the DELETE does not wait for the command.
+// its sandbox at once; the DELETE does not wait for the command. (The
+// SDK's ClientSession.Close waits for its calls in flight before it sends
+// the DELETE, so the test sends it itself, as another client may.)
 func TestHTTPDeleteDuringCall(t *testing.T) {
 	label := newLabel(t)
 	removeLeftovers(t, label)
@@ -160,13 +164,31 @@ func TestHTTPDeleteDuringCall(t *testing.T) {
 
 	a := connectHTTP(t, url)
 	sandboxID(t, a)
-	go a.CallTool(ctx, &mcp.CallToolParams{Name: "execute", Arguments: map[string]any{"command": "sleep 100"}})
+	called := make(chan *mcp.CallToolResult, 1)
+	go func() {
+		res, _ := a.CallTool(ctx, &mcp.CallToolParams{Name: "execute", Arguments: map[string]any{"command": "sleep 100"}})
+		called <- res
+	}()
 	time.Sleep(500 * time.Millisecond)
 	start := time.Now()
-	a.Close()
+	req, err := http.NewRequestWithContext(ctx, http.MethodDelete, url, nil)
+	require.NoError(t, err)
+	req.Header.Set("Mcp-Session-Id", a.ID())
+	resp, err := http.DefaultClient.Do(req)
+	require.NoError(t, err)
+	resp.Body.Close()
+	assert.Equal(t, http.StatusNoContent, resp.StatusCode)
 	assert.Less(t, time.Since(start), 5*time.Second)
 	assert.Empty(t, containers(t, label))
 	assert.Empty(t, h.Sandboxes())
+	select {
+	case res := <-called:
+		if res != nil {
+			assert.True(t, res.IsError, "the call in flight fails: %s", mustJSON(res))
+		}
+	case <-time.After(10 * time.Second):
+		t.Error("the call in flight did not return")
+	}
 }
 
 // TestHTTPCommand runs the command with -transport http on a free loopback
@@ -177,7 +199,8 @@ func TestHTTPCommand(t *testing.T) {
 	removeLeftovers(t, label)
 	ctx := testCtx(t)
 
-	cmd := exec.Command(bin, append(commandArgs(label), "-transport", "http", "-addr", "127.0.0.1:0")...)
+	cmd := exec.Command(bin, append(commandArgs(label), "-transport", "http", "-addr", "127.0.0.1:0",
+		"-memory", "64m", "-cpus", "1.5", "-pids", "100", "-network", "none", "-env", "A=b")...)
 	stderrPipe, err := cmd.StderrPipe()
 	require.NoError(t, err)
 	require.NoError(t, cmd.Start())
@@ -205,7 +228,17 @@ func TestHTTPCommand(t *testing.T) {
 	cs := connectHTTP(t, url)
 	checkTools(t, ctx, cs)
 	exercise(t, ctx, cs)
-	require.Len(t, containers(t, label), 1)
+	assert.Equal(t, "b\n\n[Command succeeded with exit code 0]", callOK(t, ctx, cs, "execute", map[string]any{"command": "echo $A"}))
+	ids := containers(t, label)
+	require.Len(t, ids, 1)
+	info, err := testenv.Client(t).ContainerInspect(ctx, ids[0], client.ContainerInspectOptions{})
+	require.NoError(t, err)
+	hc := info.Container.HostConfig
+	assert.EqualValues(t, 64<<20, hc.Memory)
+	assert.EqualValues(t, 15e8, hc.NanoCPUs)
+	require.NotNil(t, hc.PidsLimit)
+	assert.EqualValues(t, 100, *hc.PidsLimit)
+	assert.EqualValues(t, "none", hc.NetworkMode)
 
 	start := time.Now()
 	require.NoError(t, cmd.Process.Signal(syscall.SIGTERM))

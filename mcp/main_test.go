@@ -14,8 +14,8 @@ import (
 	"github.com/dockersandbox/sandbox"
 	"github.com/dockersandbox/sandbox/internal/testenv"
 	sandboxmcp "github.com/dockersandbox/sandbox/mcp"
-	"github.com/modelcontextprotocol/go-sdk/mcp"
 	"github.com/moby/moby/client"
+	"github.com/modelcontextprotocol/go-sdk/mcp"
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
 )

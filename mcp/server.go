@@ -4,6 +4,9 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"io"
+	"os"
+	"sync"
 	"time"
 
 	"github.com/dockersandbox/sandbox"
@@ -56,9 +59,12 @@ func NewStdioServer(ctx context.Context, cfg Config) (*mcp.Server, *sandbox.Dock
 	return server, sb, nil
 }
 
-// ServeStdio is Serve over standard input and output.
+// ServeStdio is Serve over standard input and output. The sandbox is
+// removed as soon as standard input ends, even with calls in flight (which
+// then fail at once): the client is gone.
 func ServeStdio(ctx context.Context, cfg Config) error {
-	return Serve(ctx, cfg, &mcp.StdioTransport{})
+	in := &endReader{r: os.Stdin, ended: make(chan struct{})}
+	return serve(ctx, cfg, &mcp.IOTransport{Reader: in, Writer: nopWriteCloser{os.Stdout}}, in.ended)
 }
 
 // Serve serves one client over t with one sandbox: it creates the sandbox
@@ -68,20 +74,30 @@ func ServeStdio(ctx context.Context, cfg Config) error {
 // first, so that calls in flight end at once, then the session is closed.
 // It returns nil after a disconnection or the end of ctx, and the error of
 // the sandbox's creation or removal otherwise.
-func Serve(ctx context.Context, cfg Config, t mcp.Transport) (err error) {
+func Serve(ctx context.Context, cfg Config, t mcp.Transport) error {
+	return serve(ctx, cfg, t, nil)
+}
+
+// serve is Serve; inputEnded, if not nil, is closed when the client's
+// input ends, which may be before the session ends (the session waits for
+// the calls in flight).
+func serve(ctx context.Context, cfg Config, t mcp.Transport, inputEnded <-chan struct{}) (err error) {
 	log := cfg.logger()
 	server, sb, err := NewStdioServer(ctx, cfg)
 	if err != nil {
 		return err
 	}
 	log.Info("sandbox created", "sandbox", sb.ID(), "image", imageName(&cfg))
+	var once sync.Once
 	closeSandbox := func(why string) {
-		if cerr := sb.Close(); cerr != nil {
-			log.Error("removing sandbox", "sandbox", sb.ID(), "error", cerr)
-			err = errors.Join(err, cerr)
-			return
-		}
-		log.Info("sandbox removed", "sandbox", sb.ID(), "reason", why)
+		once.Do(func() {
+			if cerr := sb.Close(); cerr != nil {
+				log.Error("removing sandbox", "sandbox", sb.ID(), "error", cerr)
+				err = errors.Join(err, cerr)
+				return
+			}
+			log.Info("sandbox removed", "sandbox", sb.ID(), "reason", why)
+		})
 	}
 
 	ss, err := server.Connect(ctx, t, nil)
@@ -91,23 +107,55 @@ func Serve(ctx context.Context, cfg Config, t mcp.Transport) (err error) {
 	}
 	ended := make(chan error, 1)
 	go func() { ended <- ss.Wait() }()
-	select {
-	case werr := <-ended:
-		if werr != nil && !errors.Is(werr, mcp.ErrConnectionClosed) {
-			log.Info("connection ended", "error", werr)
-		}
-		closeSandbox("client disconnected")
-	case <-ctx.Done():
-		closeSandbox("shutdown")
-		go ss.Close()
+	// waitEnded waits, a few seconds at most, for the session to end once
+	// the sandbox is gone.
+	waitEnded := func() {
 		select {
 		case <-ended:
 		case <-time.After(sessionCloseTimeout):
 			log.Warn("session did not close in time")
 		}
 	}
+	select {
+	case werr := <-ended:
+		if werr != nil && !errors.Is(werr, mcp.ErrConnectionClosed) {
+			log.Info("connection ended", "error", werr)
+		}
+		closeSandbox("client disconnected")
+	case <-inputEnded:
+		closeSandbox("client disconnected")
+		waitEnded()
+	case <-ctx.Done():
+		closeSandbox("shutdown")
+		go ss.Close()
+		waitEnded()
+	}
 	return err
 }
+
+// endReader is a reader that closes ended when its Read fails (end of
+// input, or any error).
+type endReader struct {
+	r     io.ReadCloser
+	once  sync.Once
+	ended chan struct{}
+}
+
+func (e *endReader) Read(p []byte) (int, error) {
+	n, err := e.r.Read(p)
+	if err != nil {
+		e.once.Do(func() { close(e.ended) })
+	}
+	return n, err
+}
+
+func (e *endReader) Close() error { return e.r.Close() }
+
+// nopWriteCloser is a writer whose Close does nothing: standard output
+// stays open.
+type nopWriteCloser struct{ io.Writer }
+
+func (nopWriteCloser) Close() error { return nil }
 
 func imageName(cfg *Config) string {
 	if cfg.Image != "" {

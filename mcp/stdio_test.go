@@ -1,7 +1,9 @@
 package sandboxmcp_test
 
 import (
+	"bufio"
 	"bytes"
+	"io"
 	"os/exec"
 	"strings"
 	"sync"
@@ -159,4 +161,74 @@ func TestCommandFlags(t *testing.T) {
 		}
 		assert.NotEmpty(t, strings.TrimSpace(stderr.String()), "%v", args)
 	}
+}
+
+// TestStdioEOFDuringCall: a client that closes the server's stdin while a
+// command runs (without waiting for it, as the SDK's client would) gets
+// its sandbox removed at once, and the server exits 0 without a signal.
+// The client here is raw JSON-RPC, at an older protocol version.
+func TestStdioEOFDuringCall(t *testing.T) {
+	bin := buildCommand(t)
+	label := newLabel(t)
+	removeLeftovers(t, label)
+
+	cmd := exec.Command(bin, commandArgs(label)...)
+	stdin, err := cmd.StdinPipe()
+	require.NoError(t, err)
+	stdout, err := cmd.StdoutPipe()
+	require.NoError(t, err)
+	stderr := &syncBuffer{}
+	cmd.Stderr = stderr
+	require.NoError(t, cmd.Start())
+	t.Cleanup(func() { cmd.Process.Kill(); cmd.Wait() })
+	lines := make(chan string, 16)
+	go func() {
+		sc := bufio.NewScanner(stdout)
+		sc.Buffer(nil, 1<<20)
+		for sc.Scan() {
+			lines <- sc.Text()
+		}
+		close(lines)
+	}()
+	send := func(msg string) {
+		_, err := io.WriteString(stdin, msg+"\n")
+		require.NoError(t, err)
+	}
+	next := func() string {
+		select {
+		case l := <-lines:
+			return l
+		case <-time.After(30 * time.Second):
+			t.Fatalf("no answer; server log:\n%s", stderr)
+			return ""
+		}
+	}
+
+	send(`{"jsonrpc":"2.0","id":1,"method":"initialize","params":{"protocolVersion":"2025-06-18","capabilities":{},"clientInfo":{"name":"raw","version":"1"}}}`)
+	assert.Contains(t, next(), `"protocolVersion":"2025-06-18"`)
+	send(`{"jsonrpc":"2.0","method":"notifications/initialized"}`)
+	send(`{"jsonrpc":"2.0","id":2,"method":"tools/call","params":{"name":"execute","arguments":{"command":"echo hi"}}}`)
+	assert.Contains(t, next(), `hi\n\n[Command succeeded with exit code 0]`)
+	send(`{"jsonrpc":"2.0","id":3,"method":"tools/call","params":{"name":"execute","arguments":{"command":"sleep 100"}}}`)
+	time.Sleep(500 * time.Millisecond)
+	require.Len(t, containers(t, label), 1)
+
+	start := time.Now()
+	require.NoError(t, stdin.Close())
+	done := make(chan error, 1)
+	go func() {
+		for range lines { // the answer to the call in flight, if any
+		}
+		done <- cmd.Wait()
+	}()
+	select {
+	case err := <-done:
+		assert.NoError(t, err, "server log:\n%s", stderr)
+	case <-time.After(20 * time.Second):
+		t.Fatalf("the server did not exit; log:\n%s", stderr)
+	}
+	t.Logf("exited %v after stdin closed", time.Since(start).Round(time.Millisecond))
+	assert.Less(t, time.Since(start), 8*time.Second)
+	assert.Empty(t, containers(t, label))
+	assert.Contains(t, stderr.String(), `reason="client disconnected"`)
 }

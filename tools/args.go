@@ -141,24 +141,23 @@ const maxExponent = 4096
 // parseInteger parses a JSON number that must be integral; the error is a
 // phrase to put after the argument's name.
 func parseInteger(raw json.RawMessage) (*big.Int, string) {
-	var num json.Number
-	dec := json.NewDecoder(bytes.NewReader(raw))
-	dec.UseNumber()
-	if err := dec.Decode(&num); err != nil {
-		return nil, "must be an integer, got " + jsonKind(raw)
+	if kind := jsonKind(raw); kind != "a number" {
+		return nil, "must be an integer, got " + kind
 	}
-	s := num.String()
+	s := string(bytes.TrimSpace(raw))
 	if n, ok := new(big.Int).SetString(s, 10); ok {
 		return n, ""
 	}
-	f, _, err := big.ParseFloat(s, 10, 256, big.ToNearestEven)
+	f, _, err := big.ParseFloat(s, 10, 64, big.ToNearestEven)
 	if err != nil {
 		return nil, "must be an integer, got " + s
 	}
 	if f.MantExp(nil) > maxExponent {
 		return nil, "is out of range: " + s
 	}
-	if !f.IsInt() {
+	// Precise enough for every integer below 2**maxExponent.
+	f, _, err = big.ParseFloat(s, 10, maxExponent+64, big.ToNearestEven)
+	if err != nil || !f.IsInt() {
 		return nil, "must be an integer, got " + s
 	}
 	n, _ := f.Int(nil)

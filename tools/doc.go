@@ -27,5 +27,5 @@
 // "not given" for an optional argument). Call never panics.
 //
 // Uploads and downloads stay developer-only: they are methods of the
-// sandbox, not tools.
+// sandbox, not tools. Tools may be called concurrently.
 package tools

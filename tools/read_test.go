@@ -57,10 +57,10 @@ func TestRemainingNotice(t *testing.T) {
 		{4, 4, 4, 5, "\n\n[Read 1 line (lines 4-4 of 5 total). 1 line remaining from offset 4.]"},
 		{1, 100, 100, -1, "\n\n[Read 100 lines (lines 1-100). More lines remain from offset 100.]"},
 		{1, 1, 1, -1, "\n\n[Read 1 line (lines 1-1). More lines remain from offset 1.]"},
-		{1, 5, -1, 5, ""},  // end of file
-		{1, 5, 5, 5, ""},   // end >= total
-		{0, 0, -1, 0, ""},  // no lines
-		{0, 0, 3, 10, ""},  // no window
+		{1, 5, -1, 5, ""}, // end of file
+		{1, 5, 5, 5, ""},  // end >= total
+		{0, 0, -1, 0, ""}, // no lines
+		{0, 0, 3, 10, ""}, // no window
 		{3, 4, 4, 10, "\n\n[Read 2 lines (lines 3-4 of 10 total). 6 lines remaining from offset 4.]"},
 	}
 	for _, tt := range tests {

@@ -76,7 +76,7 @@ func run(args []string, stderr io.Writer) int {
 		addr        = fs.String("addr", "127.0.0.1:8080", "HTTP listen `address` (loopback by default; there is no authentication)")
 		path        = fs.String("path", "/mcp", "HTTP `path` of the MCP endpoint")
 		image       = fs.String("image", sandbox.DefaultImage, "sandbox `image`")
-		pull        = fs.String("pull", "missing", "when to pull the image: missing, always or never")
+		pull        = fs.String("pull", "missing", "`policy`: when to pull the image: missing, always or never")
 		network     = fs.String("network", "", "container network `mode`: none, bridge, host, a network name (default Docker's: bridge)")
 		cpus        = fs.Float64("cpus", 0, "CPU limit, in `CPUs` (e.g. 0.5; 0: none)")
 		pids        = fs.Int64("pids", 0, "process count `limit` (0: none)")
@@ -90,8 +90,8 @@ func run(args []string, stderr io.Writer) int {
 		env, labels listFlag
 	)
 	fs.Var(&memory, "memory", "memory `limit`, in bytes or with a unit: 512m, 2g (default none)")
-	fs.Var(&env, "env", "environment variable `KEY=value` of the sandbox (repeatable)")
-	fs.Var(&labels, "label", "container label `key=value` (repeatable)")
+	fs.Var(&env, "env", "set `KEY=value` in the sandbox's environment (repeatable)")
+	fs.Var(&labels, "label", "put the label `key=value` on the sandbox containers (repeatable)")
 	if err := fs.Parse(args); err != nil {
 		if errors.Is(err, flag.ErrHelp) {
 			return 0
