@@ -204,4 +204,3 @@ func (c *chanCall) wait() (*proto.Result, error) {
 	}
 	return nil, c.ctx.Err()
 }
-

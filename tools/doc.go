@@ -6,8 +6,8 @@
 // the raw JSON arguments of a tool call and returns the text the model
 // sees (and, for read_file of a media file, the file as base64 Media).
 //
-//	tools := tools.New(sb, tools.Options{})
-//	t, _ := tools.Lookup(tools, "read_file")
+//	set := tools.New(sb, tools.Options{})
+//	t, _ := tools.Lookup(set, "read_file")
 //	res := t.Call(ctx, json.RawMessage(`{"file_path": "main.py"}`))
 //
 // Paths from the model are validated as deepagents validates them: a ".."

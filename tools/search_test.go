@@ -107,7 +107,7 @@ func TestGlobTimeout(t *testing.T) {
 	assert.True(t, res.IsError)
 	assert.Equal(t, "Error: glob timed out after 0.05s. Try a more specific pattern or a narrower path.", res.Text)
 
-	assert.Equal(t, "10.0", pyFloat(DefaultGlobTimeout.Seconds()), "deepagents prints GLOB_TIMEOUT = 10.0")
+	assert.Equal(t, "10.0", pyFloat(defaultGlobTimeout.Seconds()), "deepagents prints GLOB_TIMEOUT = 10.0")
 
 	// The caller's own cancellation is not a timeout.
 	ctx, cancel := context.WithCancel(context.Background())

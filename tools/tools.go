@@ -26,9 +26,9 @@ var _ Sandbox = (*sandbox.DockerSandbox)(nil)
 
 // Defaults of Options, as in deepagents 0.7's FilesystemMiddleware.
 const (
-	DefaultMaxExecuteTimeout = 3600 * time.Second
-	DefaultGrepMaxCount      = 1000
-	DefaultGlobTimeout       = 10 * time.Second
+	defaultMaxExecuteTimeout = 3600 * time.Second
+	defaultGrepMaxCount      = 1000
+	defaultGlobTimeout       = 10 * time.Second
 )
 
 // Options tune the tool set; zero values mean deepagents' defaults.
@@ -41,13 +41,13 @@ type Options struct {
 // withDefaults replaces zero (and negative) values by the defaults.
 func (o Options) withDefaults() Options {
 	if o.MaxExecuteTimeout <= 0 {
-		o.MaxExecuteTimeout = DefaultMaxExecuteTimeout
+		o.MaxExecuteTimeout = defaultMaxExecuteTimeout
 	}
 	if o.GrepMaxCount <= 0 {
-		o.GrepMaxCount = DefaultGrepMaxCount
+		o.GrepMaxCount = defaultGrepMaxCount
 	}
 	if o.GlobTimeout <= 0 {
-		o.GlobTimeout = DefaultGlobTimeout
+		o.GlobTimeout = defaultGlobTimeout
 	}
 	return o
 }
@@ -63,7 +63,12 @@ type Tool struct {
 
 // Call runs the tool on raw JSON arguments. It never panics; bad arguments
 // and backend failures come back as a Result with IsError set.
-func (t Tool) Call(ctx context.Context, raw json.RawMessage) (res Result) {
+func (t Tool) Call(ctx context.Context, args json.RawMessage) Result {
+	return t.call(ctx, args)
+}
+
+// call is Call, with the recovery that keeps a bug from panicking the caller.
+func (t Tool) call(ctx context.Context, raw json.RawMessage) (res Result) {
 	defer func() {
 		if r := recover(); r != nil {
 			res = errorf("Error: internal error in tool %s: %v", t.Name, r)
