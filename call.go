@@ -51,9 +51,9 @@ func (s *DockerSandbox) call(ctx context.Context, req proto.Request, co callOpti
 		if p, err = s.startExec(ctx, req, co); err != nil {
 			return nil, err
 		}
-		return p.wait()
+		res, err = p.wait()
 	}
-	return res, err
+	return res, s.goneOr(err)
 }
 
 // start sends a request: on the shared channel when allowed and working,

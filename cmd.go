@@ -48,8 +48,9 @@ type Cmd struct {
 
 // ProcessState is the outcome of a finished command.
 type ProcessState struct {
-	exitCode int
-	timedOut bool
+	exitCode  int
+	timedOut  bool
+	oomKilled bool
 }
 
 // ExitCode is the command's exit status: 128+N when a signal N killed it,
@@ -58,6 +59,10 @@ func (p *ProcessState) ExitCode() int { return p.exitCode }
 
 // TimedOut reports whether the command was killed by its timeout.
 func (p *ProcessState) TimedOut() bool { return p.timedOut }
+
+// OOMKilled reports whether the kernel killed the command for exceeding the
+// sandbox's memory limit (its exit code is then 137).
+func (p *ProcessState) OOMKilled() bool { return p.oomKilled }
 
 // Success reports whether the command exited with status 0.
 func (p *ProcessState) Success() bool { return p.exitCode == 0 }
@@ -70,6 +75,9 @@ type ExitError struct {
 func (e *ExitError) Error() string {
 	if e.timedOut {
 		return "command timed out"
+	}
+	if e.oomKilled {
+		return "command killed: out of memory (exit status 137)"
 	}
 	return fmt.Sprintf("exit status %d", e.exitCode)
 }
@@ -136,8 +144,9 @@ func (c *Cmd) Wait() error {
 	}
 	c.done = true
 	res, err := c.call.wait()
+	err = c.s.goneOr(err)
 	if res != nil {
-		c.ProcessState = &ProcessState{exitCode: res.ExitCode, timedOut: res.TimedOut}
+		c.ProcessState = &ProcessState{exitCode: res.ExitCode, timedOut: res.TimedOut, oomKilled: res.OOMKilled}
 	}
 	if err != nil {
 		return err

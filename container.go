@@ -18,8 +18,31 @@ const (
 	helperPath = helperDir + "/sandbox-helper"
 )
 
+// applySecureProfile fills in what WithSecureProfile implies, where other
+// options left the setting open.
+func (o *options) applySecureProfile() {
+	if !o.secure {
+		return
+	}
+	if o.user == "" {
+		o.user = SecureUser
+	}
+	if o.networkMode == "" {
+		o.networkMode = "none"
+	}
+	if o.pidsLimit == 0 {
+		o.pidsLimit = SecurePidsLimit
+	}
+	if o.memory == 0 {
+		o.memory = SecureMemory
+	}
+	o.capDrop = append(o.capDrop, "ALL")
+	o.readOnlyRootfs = true
+}
+
 // containerConfig translates the options into Docker's configuration.
 func (o *options) containerConfig() (*container.Config, *container.HostConfig) {
+	o.applySecureProfile()
 	cfg := &container.Config{
 		Image:      o.image,
 		WorkingDir: o.workingDir,
@@ -49,14 +72,34 @@ func (o *options) containerConfig() (*container.Config, *container.HostConfig) {
 			Driver: "nvidia", Count: o.gpus, Capabilities: [][]string{{"gpu"}},
 		}}
 	}
+	if o.secure {
+		// Docker would create a WorkingDir on the tmpfs with mode 0755,
+		// undoing mode=1777; requests carry the directory anyway.
+		cfg.WorkingDir = ""
+		host.SecurityOpt = append(host.SecurityOpt, "no-new-privileges")
+		host.Tmpfs = map[string]string{"/tmp": "rw,exec,nosuid,nodev,mode=1777"}
+		if o.workingDir != "/" && o.workingDir != "/tmp" {
+			host.Tmpfs[o.workingDir] = "rw,exec,nosuid,nodev,mode=1777"
+		}
+	}
 	for _, fn := range o.configure {
 		fn(cfg, host)
 	}
 	// The library's own settings come last: the helper must be PID 1, and
 	// the labels must mark the container.
 	cfg.Entrypoint = []string{helperPath, "init"}
+	if o.lifetime > 0 {
+		cfg.Entrypoint = append(cfg.Entrypoint, "-lifetime", o.lifetime.String())
+	}
+	if o.idleTimeout > 0 {
+		cfg.Entrypoint = append(cfg.Entrypoint, "-idle", o.idleTimeout.String())
+	}
+	if (o.lifetime > 0 || o.idleTimeout > 0) && o.autoRemove {
+		host.AutoRemove = true // an abandoned sandbox that ends itself is also removed
+	}
 	cfg.Cmd = nil
 	cfg.Labels = o.containerLabels(time.Now())
+	cfg.Labels[LabelWorkingDir] = o.workingDir
 	stop := 1
 	cfg.StopTimeout = &stop
 	if o.readOnlyRootfs {

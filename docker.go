@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"time"
 
 	cerrdefs "github.com/containerd/errdefs"
 	"github.com/moby/moby/client"
@@ -19,6 +20,8 @@ type dockerAPI interface {
 	ContainerStart(ctx context.Context, id string, options client.ContainerStartOptions) (client.ContainerStartResult, error)
 	ContainerStop(ctx context.Context, id string, options client.ContainerStopOptions) (client.ContainerStopResult, error)
 	ContainerRemove(ctx context.Context, id string, options client.ContainerRemoveOptions) (client.ContainerRemoveResult, error)
+	ContainerInspect(ctx context.Context, id string, options client.ContainerInspectOptions) (client.ContainerInspectResult, error)
+	ContainerList(ctx context.Context, options client.ContainerListOptions) (client.ContainerListResult, error)
 	ExecCreate(ctx context.Context, id string, options client.ExecCreateOptions) (client.ExecCreateResult, error)
 	ExecAttach(ctx context.Context, execID string, options client.ExecAttachOptions) (client.ExecAttachResult, error)
 	CopyToContainer(ctx context.Context, id string, options client.CopyToContainerOptions) (client.CopyToContainerResult, error)
@@ -41,3 +44,24 @@ func gone(err error) error {
 }
 
 func isNotFound(err error) bool { return cerrdefs.IsNotFound(err) }
+
+// goneOr returns ErrGone when err is a helper failure and the container is
+// not running any more (killed or removed from outside); else err.
+func (s *DockerSandbox) goneOr(err error) error {
+	if err == nil || !errors.Is(err, ErrHelper) || errors.Is(err, ErrProtocolVersion) {
+		return err
+	}
+	if s.closed.Load() {
+		return ErrClosed
+	}
+	ctx, cancel := context.WithTimeout(context.Background(), 5*time.Second)
+	defer cancel()
+	info, ierr := s.cli.ContainerInspect(ctx, s.id, client.ContainerInspectOptions{})
+	switch {
+	case isNotFound(ierr):
+		return fmt.Errorf("sandbox %s: %w: the container was removed (%v)", s.ID(), ErrGone, err)
+	case ierr == nil && info.Container.State != nil && !info.Container.State.Running:
+		return fmt.Errorf("sandbox %s: %w: the container exited with status %d (%v)", s.ID(), ErrGone, info.Container.State.ExitCode, err)
+	}
+	return err
+}

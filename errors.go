@@ -3,6 +3,7 @@ package sandbox
 import (
 	"errors"
 	"fmt"
+	"syscall"
 
 	"github.com/dockersandbox/sandbox/internal/fsops"
 	"github.com/dockersandbox/sandbox/internal/helperbin"
@@ -35,6 +36,11 @@ var (
 	ErrInvalidPattern = fsops.ErrInvalidPattern
 	// ErrPatternTooBroad: a glob's braces expand to too many patterns.
 	ErrPatternTooBroad = fsops.ErrPatternTooBroad
+	// ErrNoSpace: the sandbox's disk (or tmpfs) is full. Write and
+	// UploadFiles leave the old file intact when it happens.
+	ErrNoSpace error = syscall.ENOSPC
+	// ErrTooLarge: a download exceeds the sandbox's max download bytes.
+	ErrTooLarge = errors.New("file too large")
 	// ErrUnsupportedArch: the image's architecture has no helper build
 	// (amd64 and arm64 are supported).
 	ErrUnsupportedArch = helperbin.ErrUnsupportedArch

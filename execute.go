@@ -23,6 +23,9 @@ type ExecuteResponse struct {
 	Truncated bool
 	// TimedOut reports that the timeout killed the command.
 	TimedOut bool
+	// OOMKilled reports that the kernel killed the command for exceeding
+	// the sandbox's memory limit (ExitCode is then 137).
+	OOMKilled bool
 }
 
 // An ExecOption adjusts one Execute call.
@@ -114,7 +117,7 @@ func (s *DockerSandbox) Execute(ctx context.Context, command string, opts ...Exe
 	err := c.Run()
 	resp := ExecuteResponse{Output: capture.String(), Truncated: capture.truncated()}
 	if c.ProcessState != nil {
-		resp.ExitCode, resp.TimedOut = c.ProcessState.ExitCode(), c.ProcessState.TimedOut()
+		resp.ExitCode, resp.TimedOut, resp.OOMKilled = c.ProcessState.ExitCode(), c.ProcessState.TimedOut(), c.ProcessState.OOMKilled()
 	}
 	var exitErr *ExitError
 	if err != nil && !errors.As(err, &exitErr) {

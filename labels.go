@@ -16,6 +16,8 @@ const (
 	LabelCreated = labelPrefix + "created"
 	// LabelOwner holds "<hostname>:<pid>" of the process that created it.
 	LabelOwner = labelPrefix + "owner"
+	// LabelWorkingDir holds the sandbox's working directory.
+	LabelWorkingDir = labelPrefix + "workdir"
 )
 
 func ownerLabel() string {

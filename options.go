@@ -27,6 +27,8 @@ const (
 	DefaultExecuteTimeout = 120 * time.Second
 	// DefaultMaxOutputBytes caps the output Execute returns.
 	DefaultMaxOutputBytes = 500 * 1024
+	// DefaultMaxDownloadBytes caps one file of DownloadFiles.
+	DefaultMaxDownloadBytes = 1 << 30
 )
 
 // An Option configures New. Invalid values make New fail with
@@ -80,6 +82,10 @@ type options struct {
 	pullProgress   io.Writer
 	configure      []func(*container.Config, *container.HostConfig)
 	noChannel      bool
+	maxDownload    int64
+	lifetime       time.Duration
+	idleTimeout    time.Duration
+	secure         bool
 }
 
 func defaults() *options {
@@ -89,6 +95,7 @@ func defaults() *options {
 		autoRemove:     true,
 		executeTimeout: DefaultExecuteTimeout,
 		maxOutputBytes: DefaultMaxOutputBytes,
+		maxDownload:    DefaultMaxDownloadBytes,
 	}
 }
 
@@ -462,6 +469,63 @@ func WithContainerConfig(fn func(*container.Config, *container.HostConfig)) Opti
 func WithSharedChannel(enabled bool) Option {
 	return func(o *options) error {
 		o.noChannel = !enabled
+		return nil
+	}
+}
+
+// WithMaxDownloadBytes caps the size of one downloaded file (default
+// DefaultMaxDownloadBytes); a larger one fails with ErrTooLarge without
+// being read.
+func WithMaxDownloadBytes(n int64) Option {
+	return func(o *options) error {
+		if n <= 0 {
+			return fmt.Errorf("max download bytes %d must be positive", n)
+		}
+		o.maxDownload = n
+		return nil
+	}
+}
+
+// WithLifetime makes the sandbox end itself after d, even if its owner
+// never calls Close (a crashed host process, say). With auto-remove on (the
+// default), Docker then removes the container.
+func WithLifetime(d time.Duration) Option {
+	return func(o *options) error {
+		if d <= 0 {
+			return fmt.Errorf("lifetime %v must be positive", d)
+		}
+		o.lifetime = d
+		return nil
+	}
+}
+
+// WithIdleTimeout makes the sandbox end itself when no operation reached it
+// for d. With auto-remove on (the default), Docker then removes the container.
+func WithIdleTimeout(d time.Duration) Option {
+	return func(o *options) error {
+		if d <= 0 {
+			return fmt.Errorf("idle timeout %v must be positive", d)
+		}
+		o.idleTimeout = d
+		return nil
+	}
+}
+
+// Secure profile defaults (see WithSecureProfile).
+const (
+	SecureUser      = "65534:65534" // nobody
+	SecurePidsLimit = 512
+	SecureMemory    = 1 << 30
+)
+
+// WithSecureProfile hardens the sandbox: no new privileges, all
+// capabilities dropped, a read-only root filesystem with tmpfs mounts
+// (mode 1777) at the working directory and /tmp, and — unless other options
+// set them — user SecureUser, network "none", SecurePidsLimit processes and
+// SecureMemory bytes. See SECURITY.md for what it protects against.
+func WithSecureProfile() Option {
+	return func(o *options) error {
+		o.secure = true
 		return nil
 	}
 }

@@ -86,11 +86,21 @@ func create(ctx context.Context, cli dockerAPI, o *options) (*DockerSandbox, err
 		return nil, fmt.Errorf("sandbox: image %s: %w", o.image, err)
 	}
 	cfg, host := o.containerConfig()
-	created, err := cli.ContainerCreate(ctx, client.ContainerCreateOptions{Config: cfg, HostConfig: host, Name: o.name})
+	// Not cancelled midway: a container the daemon made but whose ID never
+	// reached us would leak.
+	cctx, cancel := context.WithTimeout(context.WithoutCancel(ctx), closeTimeout)
+	created, err := cli.ContainerCreate(cctx, client.ContainerCreateOptions{Config: cfg, HostConfig: host, Name: o.name})
+	cancel()
 	if err != nil {
 		return nil, fmt.Errorf("sandbox: create container: %w", err)
 	}
 	s := &DockerSandbox{id: created.ID, opts: o, cli: cli}
+	if err := ctx.Err(); err != nil {
+		if rmErr := s.remove(); rmErr != nil {
+			err = errors.Join(err, rmErr)
+		}
+		return nil, err
+	}
 	fail := func(err error) (*DockerSandbox, error) {
 		if rmErr := s.remove(); rmErr != nil {
 			err = errors.Join(err, fmt.Errorf("sandbox: remove container %s after the failure: %w", s.ID(), rmErr))

@@ -1,7 +1,6 @@
 package sandbox
 
 import (
-	"archive/tar"
 	"context"
 	"errors"
 	"fmt"
@@ -9,10 +8,12 @@ import (
 	"io/fs"
 	"path"
 	"strings"
+	"sync/atomic"
 	"time"
 
 	cerrdefs "github.com/containerd/errdefs"
 	"github.com/dockersandbox/sandbox/internal/proto"
+	"github.com/dockersandbox/sandbox/internal/tarx"
 	"github.com/moby/moby/client"
 )
 
@@ -103,22 +104,41 @@ func (s *DockerSandbox) UploadFiles(ctx context.Context, files []FileUpload) ([]
 	return out, nil
 }
 
-// putFile streams a one-file tar into the file's directory.
+// putFile uploads a file atomically: under a temporary name in the same
+// directory, renamed over p by the helper, so that a failure (a full disk,
+// say) leaves the old file intact.
 func (s *DockerSandbox) putFile(ctx context.Context, p string, content []byte, uid, gid int) error {
+	tmp := path.Join(path.Dir(p), fmt.Sprintf(".%s.sandbox-upload-%d", path.Base(p), uploadSeq.Add(1)))
+	if err := s.putTar(ctx, tmp, content, uid, gid); err != nil {
+		_ = s.removeQuietly(ctx, tmp)
+		return err
+	}
+	res, err := s.call(ctx, proto.Request{Op: proto.OpRename, Path: tmp, New: p}, callOptions{shared: true})
+	if err != nil {
+		return err
+	}
+	if res.Error != nil {
+		_ = s.removeQuietly(ctx, tmp)
+		return res.Error.Err()
+	}
+	return nil
+}
+
+var uploadSeq atomic.Int64
+
+// removeQuietly deletes a leftover temporary file, ignoring failures.
+func (s *DockerSandbox) removeQuietly(ctx context.Context, p string) error {
+	_, err := s.call(context.WithoutCancel(ctx), proto.Request{Op: proto.OpDelete, Path: p}, callOptions{shared: true})
+	return err
+}
+
+// putTar streams a one-file tar into the file's directory.
+func (s *DockerSandbox) putTar(ctx context.Context, p string, content []byte, uid, gid int) error {
 	pr, pw := io.Pipe()
 	go func() {
-		tw := tar.NewWriter(pw)
-		err := tw.WriteHeader(&tar.Header{
-			Typeflag: tar.TypeReg, Name: path.Base(p), Size: int64(len(content)), Mode: 0o644,
-			Uid: uid, Gid: gid, ModTime: time.Now(), Format: tar.FormatPAX,
-		})
-		if err == nil {
-			_, err = tw.Write(content)
-		}
-		if err == nil {
-			err = tw.Close()
-		}
-		pw.CloseWithError(err)
+		pw.CloseWithError(tarx.WriteFile(pw, tarx.File{
+			Name: path.Base(p), Content: content, Mode: 0o644, UID: uid, GID: gid, ModTime: time.Now(),
+		}))
 	}()
 	_, err := s.cli.CopyToContainer(ctx, s.id, client.CopyToContainerOptions{DestinationPath: path.Dir(p), Content: pr})
 	pr.CloseWithError(io.ErrClosedPipe) // unblock the writer if the daemon stopped reading
@@ -171,6 +191,10 @@ func (s *DockerSandbox) DownloadFiles(ctx context.Context, paths []string) ([]Fi
 			out[i].Err = &fs.PathError{Op: "download", Path: p, Err: st.Error.Err()}
 			continue
 		}
+		if st.Size > s.opts.maxDownload {
+			out[i].Err = &fs.PathError{Op: "download", Path: p, Err: fmt.Errorf("%w: %d bytes, the limit is %d", ErrTooLarge, st.Size, s.opts.maxDownload)}
+			continue
+		}
 		content, err := s.getFile(ctx, st.Resolved)
 		if err != nil {
 			if ctx.Err() != nil || errors.Is(err, ErrGone) || errors.Is(err, ErrClosed) {
@@ -194,24 +218,14 @@ func (s *DockerSandbox) getFile(ctx context.Context, p string) ([]byte, error) {
 		return nil, s.dockerErr("download", err)
 	}
 	defer rc.Content.Close()
-	tr := tar.NewReader(rc.Content)
-	hdr, err := tr.Next()
-	if err != nil {
-		return nil, fmt.Errorf("read archive: %w", err)
-	}
-	switch hdr.Typeflag {
-	case tar.TypeReg:
-	case tar.TypeDir:
+	content, err := tarx.ReadFile(rc.Content, s.opts.maxDownload)
+	switch {
+	case errors.Is(err, tarx.ErrIsDir):
 		return nil, ErrIsDir
-	default:
+	case errors.Is(err, tarx.ErrNotRegular):
 		return nil, ErrNotRegular
+	case errors.Is(err, tarx.ErrTooLarge):
+		return nil, fmt.Errorf("%w: %v", ErrTooLarge, err)
 	}
-	if hdr.Size < 0 {
-		return nil, fmt.Errorf("archive entry claims %d bytes", hdr.Size)
-	}
-	buf := make([]byte, hdr.Size)
-	if _, err := io.ReadFull(tr, buf); err != nil {
-		return nil, fmt.Errorf("read archive: %w", err)
-	}
-	return buf, nil
+	return content, err
 }

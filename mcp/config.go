@@ -53,7 +53,8 @@ type Config struct {
 	Tools tools.Options
 
 	// IdleTimeout closes an HTTP session, and removes its sandbox, after
-	// this long without a request from its client: 0 means
+	// this long without a message from its client (a call in progress
+	// counts as activity): 0 means
 	// DefaultIdleTimeout, a negative value means never. Stdio ignores it.
 	IdleTimeout time.Duration
 

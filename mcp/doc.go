@@ -12,8 +12,8 @@
 //   - Streamable HTTP ([HTTPHandler]): one sandbox per MCP session. It is
 //     created on the session's first tool call (listing tools costs no
 //     container) and removed when the session ends: the client deletes
-//     it (HTTP DELETE), it stays idle (no request) for
-//     [Config.IdleTimeout], or the handler is closed.
+//     it (HTTP DELETE), the client sends nothing for [Config.IdleTimeout]
+//     (a call in progress counts as activity), or the handler is closed.
 //
 // [AddTools] registers the tools of one sandbox on any *mcp.Server, and
 // [CallToolResult] converts a tool result to its MCP form; they are the

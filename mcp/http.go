@@ -33,8 +33,9 @@ var errSessionEnded = errors.New("sandboxmcp: the MCP session has ended")
 //     again on the next call.
 //   - The sandbox is removed when the session ends: the client deletes the
 //     session (HTTP DELETE; the sandbox goes first, so calls in flight end
-//     at once), the session stays idle, that is gets no request, for
-//     Config.IdleTimeout, or the handler is closed.
+//     at once), the client sends nothing (no POST) for Config.IdleTimeout
+//     (the SDK's session timeout, paused while a POST is in progress), or
+//     the handler is closed.
 //
 // Close removes every sandbox and ends every session; call it before
 // shutting the HTTP server down, since the SDK keeps a session's event

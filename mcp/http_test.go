@@ -60,7 +60,7 @@ func TestHTTPSessions(t *testing.T) {
 	removeLeftovers(t, label)
 	ctx := testCtx(t)
 	cfg := testConfig(label)
-	const idle = time.Second
+	const idle = 2 * time.Second // short, but long enough for the gaps between the calls below on a busy machine
 	cfg.IdleTimeout = idle
 	h := sandboxmcp.NewHTTPHandler(cfg)
 	url := startHTTP(t, h)

@@ -55,6 +55,7 @@ func runExec(ctx context.Context, req proto.Request, in io.Reader, send func(pro
 		}
 		cmd.Stdin, inW = inR, w
 	}
+	ooms := oomKills()
 	err = cmd.Start()
 	closeChildEnds(cmd)
 	if err != nil {
@@ -106,6 +107,8 @@ func runExec(ctx context.Context, req proto.Request, in io.Reader, send func(pro
 	res := &proto.Result{ExitCode: exitCode(cmd.ProcessState)}
 	if timedOut {
 		res.ExitCode, res.TimedOut = TimeoutExitCode, true
+	} else if res.ExitCode == 128+int(syscall.SIGKILL) && ooms >= 0 && oomKills() > ooms {
+		res.OOMKilled = true
 	}
 	return res
 }

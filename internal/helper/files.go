@@ -43,6 +43,8 @@ func fileOp(ctx context.Context, req proto.Request, in io.Reader) *proto.Result 
 		err = deletePath(req.Path)
 	case proto.OpStat:
 		res.Stats = statAll(req.Paths)
+	case proto.OpRename:
+		err = renameUpload(req.Path, req.New)
 	case proto.OpPrepare:
 		res.Stats = prepareAll(req.Paths)
 		res.UID, res.GID = os.Getuid(), os.Getgid()
@@ -249,3 +251,16 @@ func prepareOne(path string) proto.Stat {
 type eofReader struct{}
 
 func (eofReader) Read([]byte) (int, error) { return 0, io.EOF }
+
+// renameUpload moves an uploaded temporary file over its target, keeping the
+// target's mode when it existed.
+func renameUpload(tmp, target string) error {
+	if fi, err := os.Stat(target); err == nil {
+		if fi.IsDir() {
+			os.Remove(tmp)
+			return &fs.PathError{Op: "upload", Path: target, Err: fsops.ErrIsDir}
+		}
+		_ = os.Chmod(tmp, fi.Mode().Perm())
+	}
+	return os.Rename(tmp, target)
+}

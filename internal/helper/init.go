@@ -7,31 +7,68 @@ package helper
 import (
 	"os"
 	"os/signal"
+	"path/filepath"
+	"strings"
 	"syscall"
 	"time"
 )
 
 // Init is the container's main process. It reaps orphaned processes, exits
 // at once on SIGTERM, SIGINT or SIGHUP (the kernel then kills everything else
-// in the container), and exits after lifetime when lifetime > 0.
-func Init(lifetime time.Duration) int {
+// in the container), exits after lifetime when lifetime > 0, and exits when
+// idle > 0 and no helper connection (a request, or the library's shared
+// channel) existed for that long.
+func Init(lifetime, idle time.Duration) int {
 	sigs := make(chan os.Signal, 16)
-	signal.Notify(sigs, syscall.SIGTERM, syscall.SIGINT, syscall.SIGHUP, syscall.SIGCHLD)
-	var expire <-chan time.Time
+	signal.Notify(sigs, syscall.SIGTERM, syscall.SIGINT, syscall.SIGHUP, syscall.SIGCHLD, syscall.SIGUSR1)
+	var expire, check <-chan time.Time
 	if lifetime > 0 {
 		expire = time.After(lifetime)
+	}
+	lastActive := time.Now()
+	if idle > 0 {
+		t := time.NewTicker(min(max(idle/10, 100*time.Millisecond), time.Second))
+		defer t.Stop()
+		check = t.C
 	}
 	for {
 		select {
 		case <-expire:
 			return 0
-		case sig := <-sigs:
-			if sig != syscall.SIGCHLD {
+		case <-check:
+			if connected() {
+				lastActive = time.Now()
+			} else if time.Since(lastActive) >= idle {
 				return 0
 			}
-			reap()
+		case sig := <-sigs:
+			switch sig {
+			case syscall.SIGCHLD:
+				reap()
+			case syscall.SIGUSR1: // a helper connection started
+				lastActive = time.Now()
+			default:
+				return 0
+			}
 		}
 	}
+}
+
+// connected reports whether a helper serves the library right now.
+func connected() bool {
+	procs, _ := filepath.Glob("/proc/[0-9]*/cmdline")
+	self := os.Args[0]
+	for _, p := range procs {
+		b, err := os.ReadFile(p)
+		if err != nil {
+			continue
+		}
+		args := strings.Split(string(b), "\x00")
+		if len(args) > 1 && args[0] == self && (args[1] == "call" || args[1] == "serve") {
+			return true
+		}
+	}
+	return false
 }
 
 // reap collects every exited child without blocking.
@@ -44,3 +81,7 @@ func reap() {
 		}
 	}
 }
+
+// announce tells PID 1 that a helper connection started (for the idle
+// timeout). It fails harmlessly when PID 1 runs as another user.
+func announce() { _ = syscall.Kill(1, syscall.SIGUSR1) }

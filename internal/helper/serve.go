@@ -19,6 +19,7 @@ import (
 // is answered; otherwise it serves until r ends. When r ends (the library
 // went away), every running request is cancelled: its commands are killed.
 func Serve(r io.Reader, w io.Writer, once bool) error {
+	announce()
 	fw := proto.NewWriter(w)
 	hello, _ := json.Marshal(proto.Hello{
 		Version: proto.Version, UID: os.Getuid(), GID: os.Getgid(), Arch: runtime.GOARCH,
@@ -177,7 +178,7 @@ func handle(ctx context.Context, req proto.Request, in io.Reader, send func(prot
 	case proto.OpExec:
 		return runExec(ctx, req, in, send)
 	case proto.OpRead, proto.OpWrite, proto.OpEdit, proto.OpLs, proto.OpGlob, proto.OpGrep,
-		proto.OpDelete, proto.OpStat, proto.OpPrepare:
+		proto.OpDelete, proto.OpStat, proto.OpPrepare, proto.OpRename:
 		return fileOp(ctx, req, in)
 	}
 	return &proto.Result{Error: &proto.Error{Code: proto.CodeBadRequest, Message: fmt.Sprintf("unknown operation %q", req.Op)}}

@@ -26,6 +26,7 @@ const (
 	OpDelete  = "delete"
 	OpStat    = "stat"    // batch: Paths → Stats (download preflight)
 	OpPrepare = "prepare" // batch: Paths → Stats, parents created (upload preflight)
+	OpRename  = "rename"  // Path renamed to New (finishes an atomic upload)
 )
 
 // Request asks the helper to do one thing. Fields are used per Op.
@@ -58,8 +59,9 @@ type Result struct {
 	Error *Error `json:"error,omitempty"`
 
 	// exec
-	ExitCode int  `json:"exit_code"`
-	TimedOut bool `json:"timed_out,omitempty"`
+	ExitCode  int  `json:"exit_code"`
+	TimedOut  bool `json:"timed_out,omitempty"`
+	OOMKilled bool `json:"oom_killed,omitempty"` // SIGKILLed by the kernel's OOM killer
 
 	Read      *fsops.ReadResult `json:"read,omitempty"`
 	Entries   []fsops.FileInfo  `json:"entries,omitempty"`

@@ -4,15 +4,15 @@
 package main
 
 import (
+	"flag"
 	"fmt"
 	"os"
-	"time"
 
 	"github.com/dockersandbox/sandbox/internal/helper"
 	"github.com/dockersandbox/sandbox/internal/proto"
 )
 
-const usage = "usage: sandbox-helper init [lifetime] | call | serve | version"
+const usage = "usage: sandbox-helper init [-lifetime d] [-idle d] | call | serve | version"
 
 func main() {
 	if len(os.Args) < 2 {
@@ -21,16 +21,11 @@ func main() {
 	}
 	switch os.Args[1] {
 	case "init":
-		var lifetime time.Duration
-		if len(os.Args) > 2 {
-			d, err := time.ParseDuration(os.Args[2])
-			if err != nil {
-				fmt.Fprintln(os.Stderr, "sandbox-helper:", err)
-				os.Exit(2)
-			}
-			lifetime = d
-		}
-		os.Exit(helper.Init(lifetime))
+		fs := flag.NewFlagSet("init", flag.ExitOnError)
+		lifetime := fs.Duration("lifetime", 0, "exit after this long (0: never)")
+		idle := fs.Duration("idle", 0, "exit when no helper connection existed for this long (0: never)")
+		_ = fs.Parse(os.Args[2:])
+		os.Exit(helper.Init(*lifetime, *idle))
 	case "call", "serve":
 		if err := helper.Serve(os.Stdin, os.Stdout, os.Args[1] == "call"); err != nil {
 			fmt.Fprintln(os.Stderr, "sandbox-helper:", err)

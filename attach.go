@@ -1,0 +1,61 @@
+package sandbox
+
+import (
+	"context"
+	"fmt"
+
+	"github.com/moby/moby/client"
+)
+
+// Attach returns the running sandbox with the given container ID or name,
+// for example one created by another process that died. Options that tune
+// the client and the operations apply (WithClient, WithClientOptions,
+// WithExecuteTimeout, WithMaxOutputBytes, WithMaxDownloadBytes,
+// WithAutoRemove, WithSharedChannel); options that shape a new container
+// are ignored: the working directory and user are the container's. A
+// container that is not a sandbox fails with ErrInvalidOption; one that is
+// not running, with ErrGone.
+func Attach(ctx context.Context, idOrName string, opts ...Option) (*DockerSandbox, error) {
+	o, err := newOptions(opts)
+	if err != nil {
+		return nil, err
+	}
+	cli, own, err := connect(ctx, o)
+	if err != nil {
+		return nil, err
+	}
+	s, err := attach(ctx, cli, o, idOrName)
+	if err != nil {
+		if own {
+			cli.Close()
+		}
+		return nil, err
+	}
+	s.ownClient = own
+	return s, nil
+}
+
+func attach(ctx context.Context, cli dockerAPI, o *options, idOrName string) (*DockerSandbox, error) {
+	info, err := cli.ContainerInspect(ctx, idOrName, client.ContainerInspectOptions{})
+	if isNotFound(err) {
+		return nil, fmt.Errorf("sandbox: attach %s: %w: %v", idOrName, ErrGone, err)
+	}
+	if err != nil {
+		return nil, fmt.Errorf("sandbox: attach %s: %w", idOrName, err)
+	}
+	c := info.Container
+	if c.Config == nil || c.Config.Labels[LabelSandbox] != "true" {
+		return nil, fmt.Errorf("%w: container %s is not a sandbox (no %s label)", ErrInvalidOption, idOrName, LabelSandbox)
+	}
+	if c.State == nil || !c.State.Running {
+		return nil, fmt.Errorf("sandbox: attach %s: %w: the container is not running", idOrName, ErrGone)
+	}
+	o.workingDir, o.user, o.image = c.Config.Labels[LabelWorkingDir], c.Config.User, c.Config.Image
+	if o.workingDir == "" {
+		o.workingDir = c.Config.WorkingDir
+	}
+	if o.workingDir == "" {
+		o.workingDir = "/"
+	}
+	return &DockerSandbox{id: c.ID, opts: o, cli: cli}, nil
+}
