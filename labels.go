@@ -33,5 +33,8 @@ func (o *options) containerLabels(now time.Time) map[string]string {
 	l[LabelSandbox] = "true"
 	l[LabelCreated] = now.UTC().Format(time.RFC3339)
 	l[LabelOwner] = ownerLabel()
+	if o.owner != "" {
+		l[LabelOwner] = o.owner
+	}
 	return l
 }

@@ -86,6 +86,7 @@ type options struct {
 	lifetime       time.Duration
 	idleTimeout    time.Duration
 	secure         bool
+	owner          string
 }
 
 func defaults() *options {
@@ -526,6 +527,20 @@ const (
 func WithSecureProfile() Option {
 	return func(o *options) error {
 		o.secure = true
+		return nil
+	}
+}
+
+// WithOwner sets the owner recorded in the LabelOwner label (default
+// "<hostname>:<pid>" of this process). PruneDeadOwners only considers
+// owners of that form, so a sandbox meant to outlive its creator (made by
+// a CLI, say) can carry another owner, e.g. "cli".
+func WithOwner(owner string) Option {
+	return func(o *options) error {
+		if strings.TrimSpace(owner) == "" {
+			return fmt.Errorf("empty owner")
+		}
+		o.owner = owner
 		return nil
 	}
 }

@@ -9,6 +9,7 @@ import (
 	"strings"
 	"time"
 
+	"github.com/moby/moby/api/types/container"
 	"github.com/moby/moby/client"
 )
 
@@ -71,23 +72,54 @@ func PruneClientOptions(opts ...client.Opt) PruneOption {
 	}
 }
 
-// Prune force-removes the library's containers (found by their labels)
-// that the options select, with their anonymous volumes, and returns their
-// short IDs. Selections add up; at least one is required.
-func Prune(ctx context.Context, opts ...PruneOption) ([]string, error) {
+// Info describes a sandbox found by List.
+type Info struct {
+	ID      string // short
+	Name    string
+	Image   string
+	State   string // "running", "exited", ...
+	Created time.Time
+	Owner   string
+}
+
+// List returns the library's containers (found by their labels) that the
+// options select, or all of them when no selection option is given.
+func List(ctx context.Context, opts ...PruneOption) ([]Info, error) {
+	cfg, err := pruneSettings(opts)
+	if err != nil {
+		return nil, err
+	}
+	if cfg.olderThan == 0 && !cfg.deadOwners {
+		cfg.all = true
+	}
+	var out []Info
+	err = cfg.each(ctx, func(cli dockerAPI, c container.Summary) error {
+		created, _ := time.Parse(time.RFC3339, c.Labels[LabelCreated])
+		name := ""
+		if len(c.Names) > 0 {
+			name = strings.TrimPrefix(c.Names[0], "/")
+		}
+		out = append(out, Info{ID: c.ID[:12], Name: name, Image: c.Image, State: string(c.State), Created: created, Owner: c.Labels[LabelOwner]})
+		return nil
+	})
+	return out, err
+}
+
+func pruneSettings(opts []PruneOption) (*pruneConfig, error) {
 	var cfg pruneConfig
 	for _, opt := range opts {
 		if err := opt(&cfg); err != nil {
 			return nil, fmt.Errorf("%w: %v", ErrInvalidOption, err)
 		}
 	}
-	if cfg.olderThan == 0 && !cfg.deadOwners && !cfg.all {
-		return nil, fmt.Errorf("%w: Prune needs PruneOlderThan, PruneDeadOwners or PruneAll", ErrInvalidOption)
-	}
-	o := &options{client: cfg.client, clientOpts: cfg.clientOpts}
-	cli, own, err := connect(ctx, o)
+	return &cfg, nil
+}
+
+// each calls fn for every sandbox container the config selects.
+func (cfg *pruneConfig) each(ctx context.Context, fn func(dockerAPI, container.Summary) error) error {
+	cli, own, err := connect(ctx, &options{client: cfg.client, clientOpts: cfg.clientOpts})
 	if err != nil {
-		return nil, err
+		return err
 	}
 	if own {
 		defer cli.Close()
@@ -96,23 +128,39 @@ func Prune(ctx context.Context, opts ...PruneOption) ([]string, error) {
 		All: true, Filters: make(client.Filters).Add("label", LabelSandbox+"=true"),
 	})
 	if err != nil {
-		return nil, fmt.Errorf("sandbox: prune: list containers: %w", err)
+		return fmt.Errorf("sandbox: list containers: %w", err)
 	}
 	host, _ := os.Hostname()
-	var removed []string
 	var errs []error
 	for _, c := range list.Items {
-		if !cfg.selects(c.Labels, host) {
-			continue
+		if cfg.selects(c.Labels, host) {
+			errs = append(errs, fn(cli, c))
 		}
+	}
+	return errors.Join(errs...)
+}
+
+// Prune force-removes the library's containers (found by their labels)
+// that the options select, with their anonymous volumes, and returns their
+// short IDs. Selections add up; at least one is required.
+func Prune(ctx context.Context, opts ...PruneOption) ([]string, error) {
+	cfg, err := pruneSettings(opts)
+	if err != nil {
+		return nil, err
+	}
+	if cfg.olderThan == 0 && !cfg.deadOwners && !cfg.all {
+		return nil, fmt.Errorf("%w: Prune needs PruneOlderThan, PruneDeadOwners or PruneAll", ErrInvalidOption)
+	}
+	var removed []string
+	err = cfg.each(ctx, func(cli dockerAPI, c container.Summary) error {
 		_, err := cli.ContainerRemove(ctx, c.ID, client.ContainerRemoveOptions{Force: true, RemoveVolumes: true})
 		if err != nil && !isNotFound(err) {
-			errs = append(errs, fmt.Errorf("remove %s: %w", c.ID[:12], err))
-			continue
+			return fmt.Errorf("remove %s: %w", c.ID[:12], err)
 		}
 		removed = append(removed, c.ID[:12])
-	}
-	return removed, errors.Join(errs...)
+		return nil
+	})
+	return removed, err
 }
 
 // selects reports whether a sandbox with these labels is to be pruned.
