@@ -57,5 +57,5 @@ func attach(ctx context.Context, cli dockerAPI, o *options, idOrName string) (*D
 	if o.workingDir == "" {
 		o.workingDir = "/"
 	}
-	return &DockerSandbox{id: c.ID, opts: o, cli: cli}, nil
+	return &DockerSandbox{id: c.ID, opts: o, cli: cli, podman: isPodman(ctx, cli)}, nil
 }

@@ -51,7 +51,7 @@ func BenchmarkOperations(b *testing.B) {
 
 func BenchmarkPoolGet(b *testing.B) {
 	p, err := sandbox.NewPool(testCtx(b), sandbox.PoolSize(4),
-		sandbox.PoolSandboxOptions(sandbox.WithImage(testenv.BusyboxImage), sandbox.WithPullPolicy(sandbox.PullNever)))
+		sandbox.PoolSandboxOptions(sandboxOptions(testenv.BusyboxImage)...))
 	if err != nil {
 		b.Fatal(err)
 	}

@@ -3,6 +3,7 @@ package sandbox_test
 import (
 	"context"
 	"fmt"
+	"io"
 	"sync"
 	"testing"
 	"time"
@@ -20,15 +21,15 @@ func killServe(t *testing.T, sb *sandbox.DockerSandbox) {
 	cli := testenv.Client(t)
 	ctx := testCtx(t)
 	ex, err := cli.ExecCreate(ctx, sb.ID(), client.ExecCreateOptions{
+		AttachStdout: true, AttachStderr: true, // Podman requires a stream
 		Cmd: []string{"sh", "-c", "for p in /proc/[0-9]*; do tr '\\0' ' ' < $p/cmdline | grep -q '^/.dockersandbox/sandbox-helper serve' && kill -9 ${p#/proc/}; done; true"},
 	})
 	require.NoError(t, err)
-	_, err = cli.ExecStart(ctx, ex.ID, client.ExecStartOptions{})
+	att, err := cli.ExecAttach(ctx, ex.ID, client.ExecAttachOptions{})
 	require.NoError(t, err)
-	require.Eventually(t, func() bool {
-		r, err := cli.ExecInspect(ctx, ex.ID, client.ExecInspectOptions{})
-		return err == nil && !r.Running
-	}, 10*time.Second, 10*time.Millisecond)
+	defer att.Close()
+	_, err = io.Copy(io.Discard, att.Reader)
+	require.NoError(t, err)
 }
 
 func TestChannelBreakFallsBack(t *testing.T) {
@@ -126,7 +127,7 @@ func TestFiftySandboxes(t *testing.T) {
 			defer wg.Done()
 			sem <- struct{}{}
 			defer func() { <-sem }()
-			sbs[i], errs[i] = sandbox.New(ctx, sandbox.WithImage(testenv.BusyboxImage), sandbox.WithPullPolicy(sandbox.PullNever))
+			sbs[i], errs[i] = sandbox.New(ctx, sandboxOptions(testenv.BusyboxImage)...)
 		}()
 	}
 	wg.Wait()

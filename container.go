@@ -6,9 +6,12 @@ import (
 	"context"
 	"fmt"
 	"path"
+	"slices"
+	"strings"
 	"time"
 
 	"github.com/moby/moby/api/types/container"
+	"github.com/moby/moby/api/types/mount"
 	"github.com/moby/moby/client"
 )
 
@@ -77,13 +80,18 @@ func (o *options) containerConfig() (*container.Config, *container.HostConfig) {
 		// undoing mode=1777; requests carry the directory anyway.
 		cfg.WorkingDir = ""
 		host.SecurityOpt = append(host.SecurityOpt, "no-new-privileges")
-		host.Tmpfs = map[string]string{"/tmp": "rw,exec,nosuid,nodev,mode=1777"}
-		if o.workingDir != "/" && o.workingDir != "/tmp" {
-			host.Tmpfs[o.workingDir] = "rw,exec,nosuid,nodev,mode=1777"
-		}
 	}
 	for _, fn := range o.configure {
 		fn(cfg, host)
+	}
+	if o.secure {
+		// Writable scratch space where nothing else is mounted (a volume,
+		// or a mount of WithContainerConfig's).
+		for _, dir := range []string{"/tmp", o.workingDir} {
+			if dir != "/" && !mountsAt(host, dir) {
+				host.Mounts = append(host.Mounts, scratchMount(dir))
+			}
+		}
 	}
 	// The library's own settings come last: the helper must be PID 1, and
 	// the labels must mark the container.
@@ -111,6 +119,36 @@ func (o *options) containerConfig() (*container.Config, *container.HostConfig) {
 		cfg.Volumes[helperDir] = struct{}{}
 	}
 	return cfg, host
+}
+
+// scratchMount is a writable in-memory directory at target, for the secure
+// profile: a tmpfs (mode 1777, nosuid, nodev), made as an anonymous volume
+// of the local driver rather than a plain tmpfs mount because Docker's
+// archive API, which UploadFiles and DownloadFiles use, does not see plain
+// tmpfs mounts (a download finds nothing, an upload lands under the mount,
+// or is refused on a read-only rootfs). The volume is removed with the
+// container. NoCopy keeps the image's content (and its owner and mode,
+// which would undo 1777) out of it, as a tmpfs would.
+func scratchMount(target string) mount.Mount {
+	return mount.Mount{Type: mount.TypeVolume, Target: target, VolumeOptions: &mount.VolumeOptions{
+		NoCopy: true,
+		DriverConfig: &mount.Driver{Name: "local", Options: map[string]string{
+			"type": "tmpfs", "device": "tmpfs", "o": "mode=1777,nosuid,nodev",
+		}},
+	}}
+}
+
+// mountsAt reports whether host mounts something at dir.
+func mountsAt(host *container.HostConfig, dir string) bool {
+	if _, ok := host.Tmpfs[dir]; ok {
+		return true
+	}
+	for _, b := range host.Binds {
+		if parts := strings.Split(b, ":"); len(parts) > 1 && path.Clean(parts[1]) == dir {
+			return true
+		}
+	}
+	return slices.ContainsFunc(host.Mounts, func(m mount.Mount) bool { return path.Clean(m.Target) == dir })
 }
 
 // prepareFS copies the helper into the created container and creates the

@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"strings"
 	"time"
 
 	cerrdefs "github.com/containerd/errdefs"
@@ -22,6 +23,7 @@ type dockerAPI interface {
 	ContainerRemove(ctx context.Context, id string, options client.ContainerRemoveOptions) (client.ContainerRemoveResult, error)
 	ContainerInspect(ctx context.Context, id string, options client.ContainerInspectOptions) (client.ContainerInspectResult, error)
 	ContainerList(ctx context.Context, options client.ContainerListOptions) (client.ContainerListResult, error)
+	ServerVersion(ctx context.Context, options client.ServerVersionOptions) (client.ServerVersionResult, error)
 	ExecCreate(ctx context.Context, id string, options client.ExecCreateOptions) (client.ExecCreateResult, error)
 	ExecAttach(ctx context.Context, execID string, options client.ExecAttachOptions) (client.ExecAttachResult, error)
 	CopyToContainer(ctx context.Context, id string, options client.CopyToContainerOptions) (client.CopyToContainerResult, error)
@@ -45,6 +47,14 @@ func gone(err error) error {
 
 func isNotFound(err error) bool { return cerrdefs.IsNotFound(err) }
 
+// noSuchContainer reports whether err is the daemon's answer for a missing
+// container ("No such container: …"), as opposed to a missing file in a
+// container ("Could not find the file … in container …"): both are "not
+// found" errors.
+func noSuchContainer(err error) bool {
+	return cerrdefs.IsNotFound(err) && strings.Contains(err.Error(), "No such container")
+}
+
 // goneOr returns ErrGone when err is a helper failure and the container is
 // not running any more (killed or removed from outside); else err.
 func (s *DockerSandbox) goneOr(err error) error {
@@ -64,4 +74,20 @@ func (s *DockerSandbox) goneOr(err error) error {
 		return fmt.Errorf("sandbox %s: %w: the container exited with status %d (%v)", s.ID(), ErrGone, info.Container.State.ExitCode, err)
 	}
 	return err
+}
+
+// isPodman reports whether the engine is Podman's Docker-compatible API,
+// whose archive endpoints mishandle some path names (glob characters,
+// backslashes, non-ASCII): transfers then go through the helper.
+func isPodman(ctx context.Context, cli dockerAPI) bool {
+	v, err := cli.ServerVersion(ctx, client.ServerVersionOptions{})
+	if err != nil {
+		return false
+	}
+	for _, c := range v.Components {
+		if strings.Contains(strings.ToLower(c.Name), "podman") {
+			return true
+		}
+	}
+	return strings.Contains(strings.ToLower(v.Platform.Name), "podman")
 }

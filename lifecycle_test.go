@@ -28,8 +28,7 @@ func ours(t *testing.T) int {
 func TestNewAndClose(t *testing.T) {
 	ctx := testCtx(t)
 	cli := testenv.Client(t)
-	sb, err := sandbox.New(ctx, sandbox.WithImage(testenv.BusyboxImage), sandbox.WithPullPolicy(sandbox.PullNever),
-		sandbox.WithLabels(map[string]string{"team": "agents"}), sandbox.WithEnv("GREETING=hi"))
+	sb, err := sandbox.New(ctx, sandboxOptions(testenv.BusyboxImage, sandbox.WithLabels(map[string]string{"team": "agents"}), sandbox.WithEnv("GREETING=hi"))...)
 	require.NoError(t, err)
 	assert.Len(t, sb.ID(), 12)
 
@@ -61,8 +60,7 @@ func TestCloseWithoutAutoRemove(t *testing.T) {
 	ctx := testCtx(t)
 	cli := testenv.Client(t)
 	name := fmt.Sprintf("sandbox-test-keep-%d", time.Now().UnixNano())
-	sb, err := sandbox.New(ctx, sandbox.WithImage(testenv.BusyboxImage), sandbox.WithPullPolicy(sandbox.PullNever),
-		sandbox.WithAutoRemove(false), sandbox.WithName(name))
+	sb, err := sandbox.New(ctx, sandboxOptions(testenv.BusyboxImage, sandbox.WithAutoRemove(false), sandbox.WithName(name))...)
 	require.NoError(t, err)
 	t.Cleanup(func() {
 		_, err := cli.ContainerRemove(context.Background(), name, client.ContainerRemoveOptions{Force: true, RemoveVolumes: true})
@@ -76,7 +74,7 @@ func TestCloseWithoutAutoRemove(t *testing.T) {
 
 	// The name is taken now: a second sandbox with it fails, leaving nothing.
 	before := ours(t)
-	_, err = sandbox.New(ctx, sandbox.WithImage(testenv.BusyboxImage), sandbox.WithPullPolicy(sandbox.PullNever), sandbox.WithName(name))
+	_, err = sandbox.New(ctx, sandboxOptions(testenv.BusyboxImage, sandbox.WithName(name))...)
 	assert.Error(t, err)
 	assert.Equal(t, before, ours(t))
 }
@@ -84,7 +82,7 @@ func TestCloseWithoutAutoRemove(t *testing.T) {
 func TestCloseAfterRemovedOutside(t *testing.T) {
 	ctx := testCtx(t)
 	cli := testenv.Client(t)
-	sb, err := sandbox.New(ctx, sandbox.WithImage(testenv.BusyboxImage), sandbox.WithPullPolicy(sandbox.PullNever))
+	sb, err := sandbox.New(ctx, sandboxOptions(testenv.BusyboxImage)...)
 	require.NoError(t, err)
 	_, err = cli.ContainerRemove(ctx, sb.ID(), client.ContainerRemoveOptions{Force: true, RemoveVolumes: true})
 	require.NoError(t, err)
@@ -155,8 +153,18 @@ func TestDaemonUnreachable(t *testing.T) {
 func TestStartFailureRemovesContainer(t *testing.T) {
 	ctx := testCtx(t)
 	before := ours(t)
+	// A device that does not exist: Docker fails at start, after create;
+	// whichever step fails, nothing is left.
+	_, err := sandbox.New(ctx, sandbox.WithImage(testenv.BusyboxImage), sandbox.WithPullPolicy(sandbox.PullNever),
+		sandbox.WithDevices("/dev/dockersandbox-no-such-device"))
+	require.Error(t, err)
+	assert.Contains(t, err.Error(), "dockersandbox-no-such-device")
+	assert.Equal(t, before, ours(t))
+	if testenv.Podman(t) {
+		return // Podman ignores GPU requests it cannot serve
+	}
 	// No NVIDIA runtime here: start fails, and the created container goes.
-	_, err := sandbox.New(ctx, sandbox.WithImage(testenv.BusyboxImage), sandbox.WithPullPolicy(sandbox.PullNever), sandbox.WithGPUs("all"))
+	_, err = sandbox.New(ctx, sandbox.WithImage(testenv.BusyboxImage), sandbox.WithPullPolicy(sandbox.PullNever), sandbox.WithGPUs("all"))
 	require.Error(t, err)
 	assert.Contains(t, err.Error(), "start container")
 	assert.Equal(t, before, ours(t))
@@ -171,7 +179,8 @@ func TestContainerOptions(t *testing.T) {
 		sandbox.WithCPUs(0.5),
 		sandbox.WithPidsLimit(100),
 		sandbox.WithShmSize(8<<20),
-		sandbox.WithUlimits(sandbox.Ulimit{Name: "nofile", Soft: 256, Hard: 512}),
+		// nproc too: Podman's default nproc may exceed what the host allows.
+		sandbox.WithUlimits(sandbox.Ulimit{Name: "nofile", Soft: 256, Hard: 512}, sandbox.Ulimit{Name: "nproc", Soft: 1024, Hard: 1024}),
 		sandbox.WithCapDrop("NET_RAW"),
 		sandbox.WithNetworkMode("none"),
 		sandbox.WithDNS("10.0.0.53"),
@@ -187,14 +196,19 @@ func TestContainerOptions(t *testing.T) {
 		"grep -c nameserver /etc/resolv.conf", "ls /sys/class/net",
 	}, "; "))
 	require.NoError(t, err)
-	assert.Equal(t, "1000\n/home/sandbox/work\nwritable\n512\nagent-box\n100\n8192\ndevice\n1\nlo\n", resp.Output)
+	dns := "1\n"
+	if testenv.Podman(t) {
+		dns = "grep: /etc/resolv.conf: No such file or directory\n" // Podman writes none without a network
+	}
+	assert.Equal(t, "1000\n/home/sandbox/work\nwritable\n512\nagent-box\n100\n8192\ndevice\n"+dns+"lo\n", resp.Output)
 
 	cli := testenv.Client(t)
 	info, err := cli.ContainerInspect(ctx, sb.ID(), client.ContainerInspectOptions{})
 	require.NoError(t, err)
 	assert.Equal(t, int64(64<<20), info.Container.HostConfig.Memory)
 	assert.Equal(t, int64(5e8), info.Container.HostConfig.NanoCPUs)
-	assert.Equal(t, []string{"CAP_NET_RAW"}, info.Container.HostConfig.CapDrop)
+	require.Len(t, info.Container.HostConfig.CapDrop, 1)
+	assert.Equal(t, "NET_RAW", strings.TrimPrefix(info.Container.HostConfig.CapDrop[0], "CAP_")) // Podman omits the prefix
 }
 
 func TestReadOnlyRootfs(t *testing.T) {
@@ -261,7 +275,7 @@ func TestSeveralSandboxes(t *testing.T) {
 		wg.Add(1)
 		go func() {
 			defer wg.Done()
-			sb, err := sandbox.New(ctx, sandbox.WithImage(testenv.BusyboxImage), sandbox.WithPullPolicy(sandbox.PullNever))
+			sb, err := sandbox.New(ctx, sandboxOptions(testenv.BusyboxImage)...)
 			if err != nil {
 				errs[i] = err
 				return

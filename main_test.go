@@ -3,6 +3,7 @@ package sandbox_test
 import (
 	"context"
 	"io"
+	"os"
 	"strings"
 	"testing"
 	"time"
@@ -17,13 +18,28 @@ func TestMain(m *testing.M) { testenv.Main(m) }
 // images are the test images every file test runs on.
 var images = []string{testenv.BusyboxImage, testenv.DebianImage}
 
+// secure says whether the suite runs every sandbox under
+// sandbox.WithSecureProfile (DOCKERSANDBOX_TEST_SECURE=1): the whole suite
+// must pass both ways.
+var secure = os.Getenv("DOCKERSANDBOX_TEST_SECURE") == "1"
+
+// sandboxOptions returns the options of a test sandbox on image: the test
+// image, never pulled, under the secure profile when the suite runs so,
+// then opts (which may override the profile's defaults).
+func sandboxOptions(image string, opts ...sandbox.Option) []sandbox.Option {
+	base := []sandbox.Option{sandbox.WithImage(image), sandbox.WithPullPolicy(sandbox.PullNever)}
+	if secure {
+		base = append(base, sandbox.WithSecureProfile())
+	}
+	return append(base, opts...)
+}
+
 // newSandbox creates a sandbox on image that the test closes at its end.
 func newSandbox(t testing.TB, image string, opts ...sandbox.Option) *sandbox.DockerSandbox {
 	t.Helper()
 	ctx, cancel := context.WithTimeout(context.Background(), 2*time.Minute)
 	defer cancel()
-	base := []sandbox.Option{sandbox.WithImage(image), sandbox.WithPullPolicy(sandbox.PullNever)}
-	sb, err := sandbox.New(ctx, append(base, opts...)...)
+	sb, err := sandbox.New(ctx, sandboxOptions(image, opts...)...)
 	require.NoError(t, err)
 	t.Cleanup(func() { require.NoError(t, sb.Close()) })
 	return sb

@@ -14,7 +14,7 @@ import (
 
 func newPool(t *testing.T, opts ...sandbox.PoolOption) *sandbox.Pool {
 	t.Helper()
-	base := []sandbox.PoolOption{sandbox.PoolSandboxOptions(sandbox.WithImage(testenv.BusyboxImage), sandbox.WithPullPolicy(sandbox.PullNever))}
+	base := []sandbox.PoolOption{sandbox.PoolSandboxOptions(sandboxOptions(testenv.BusyboxImage)...)}
 	p, err := sandbox.NewPool(testCtx(t), append(base, opts...)...)
 	require.NoError(t, err)
 	t.Cleanup(func() { require.NoError(t, p.Close()) })

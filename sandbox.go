@@ -24,6 +24,8 @@ type DockerSandbox struct {
 	closeOnce sync.Once
 	closeErr  error
 
+	podman bool // the engine is Podman (see isPodman)
+
 	chMu      sync.Mutex
 	ch        *channel // the shared channel to the helper, opened on first use
 	chRetryAt time.Time
@@ -94,7 +96,7 @@ func create(ctx context.Context, cli dockerAPI, o *options) (*DockerSandbox, err
 	if err != nil {
 		return nil, fmt.Errorf("sandbox: create container: %w", err)
 	}
-	s := &DockerSandbox{id: created.ID, opts: o, cli: cli}
+	s := &DockerSandbox{id: created.ID, opts: o, cli: cli, podman: isPodman(ctx, cli)}
 	if err := ctx.Err(); err != nil {
 		if rmErr := s.remove(); rmErr != nil {
 			err = errors.Join(err, rmErr)

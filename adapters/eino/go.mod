@@ -6,8 +6,9 @@ replace github.com/dockersandbox/sandbox => ../..
 
 require (
 	github.com/cloudwego/eino v0.7.36
-	github.com/dockersandbox/sandbox v0.0.0-00010101000000-000000000000
+	github.com/dockersandbox/sandbox v0.0.0
 	github.com/eino-contrib/jsonschema v1.0.3
+	github.com/stretchr/testify v1.12.1
 )
 
 require (
@@ -15,7 +16,7 @@ require (
 	github.com/bahlo/generic-list-go v0.2.0 // indirect
 	github.com/buger/jsonparser v1.1.1 // indirect
 	github.com/bytedance/gopkg v0.1.3 // indirect
-	github.com/bytedance/sonic v1.15.5 // indirect
+	github.com/bytedance/sonic v1.15.5 // indirect; eino v0.7.36 asks for v1.14.1, which does not build with Go 1.26
 	github.com/bytedance/sonic/loader v0.5.3 // indirect
 	github.com/cloudwego/base64x v0.1.6 // indirect
 	github.com/containerd/errdefs v1.0.0 // indirect
@@ -52,6 +53,7 @@ require (
 	go.opentelemetry.io/otel v1.35.0 // indirect
 	go.opentelemetry.io/otel/metric v1.35.0 // indirect
 	go.opentelemetry.io/otel/trace v1.35.0 // indirect
+	go.yaml.in/yaml/v3 v3.0.5 // indirect
 	golang.org/x/arch v0.11.0 // indirect
 	golang.org/x/exp v0.0.0-20230713183714-613f0c0eb8a1 // indirect
 	golang.org/x/sys v0.33.0 // indirect

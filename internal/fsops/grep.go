@@ -159,19 +159,24 @@ type lineSearcher struct {
 	pat   []byte
 	found bool
 	text  []byte
+	cut   bool   // text is complete: a chunk did not fit whole
 	win   []byte // overlap from earlier chunks followed by the current chunk
 }
 
 func (s *lineSearcher) reset() {
-	s.found = false
+	s.found, s.cut = false, false
 	s.text = s.text[:0]
 	s.win = s.win[:0]
 }
 
 // feed adds the next chunk of the line; chunks never split a UTF-8 sequence.
 func (s *lineSearcher) feed(c []byte) {
-	if room := maxGrepText - len(s.text); room > 0 {
-		s.text = append(s.text, c[:cutUTF8(c, room)]...)
+	if !s.cut {
+		// Once a chunk is cut, later ones must not be appended: the text
+		// would skip the character that did not fit.
+		n := cutUTF8(c, maxGrepText-len(s.text))
+		s.text = append(s.text, c[:n]...)
+		s.cut = n < len(c)
 	}
 	if s.found {
 		return

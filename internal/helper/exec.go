@@ -2,6 +2,7 @@ package helper
 
 import (
 	"context"
+	"errors"
 	"io"
 	"os"
 	"os/exec"
@@ -114,6 +115,9 @@ func runExec(ctx context.Context, req proto.Request, in io.Reader, send func(pro
 }
 
 // pump sends what p yields as frames until EOF, a deadline, or a failed send.
+// At the deadline it still sends what the pipe holds: a loaded machine may
+// not have scheduled the reader before the deadline passed, and the output
+// the command wrote before it exited must not be lost.
 func pump(p *os.File, kind proto.Kind, send func(proto.Kind, []byte) error) {
 	buf := make([]byte, proto.ChunkSize)
 	for {
@@ -123,10 +127,36 @@ func pump(p *os.File, kind proto.Kind, send func(proto.Kind, []byte) error) {
 				return
 			}
 		}
+		if errors.Is(err, os.ErrDeadlineExceeded) {
+			drainBuffered(p, buf, kind, send)
+		}
 		if err != nil {
 			return
 		}
 	}
+}
+
+// maxDrain bounds drainBuffered, against a background process that keeps
+// writing.
+const maxDrain = 4 << 20
+
+// drainBuffered sends what the pipe p holds now, without waiting for more.
+// The read end of an os.Pipe is non-blocking, so raw reads return EAGAIN
+// when it is empty (where p.Read would report the passed deadline).
+func drainBuffered(p *os.File, buf []byte, kind proto.Kind, send func(proto.Kind, []byte) error) {
+	rc, err := p.SyscallConn()
+	if err != nil {
+		return
+	}
+	_ = rc.Control(func(fd uintptr) {
+		for total := 0; total < maxDrain; {
+			n, err := syscall.Read(int(fd), buf)
+			if n <= 0 || err != nil || send(kind, buf[:n]) != nil {
+				return
+			}
+			total += n
+		}
+	})
 }
 
 // closeChildEnds closes the parent's copies of the child's stdio files.

@@ -264,3 +264,41 @@ func renameUpload(tmp, target string) error {
 	}
 	return os.Rename(tmp, target)
 }
+
+// catFile sends the regular file at req.Path as output frames: at most
+// req.Limit+1 bytes, so that the library can tell a file that grew past
+// its limit. Count is the file's size when opened.
+func catFile(ctx context.Context, req proto.Request, send func(proto.Kind, []byte) error) *proto.Result {
+	// O_NONBLOCK: opening a FIFO must not hang; it is refused below.
+	f, err := os.OpenFile(req.Path, os.O_RDONLY|syscall.O_NONBLOCK, 0)
+	if err != nil {
+		return &proto.Result{Error: proto.ErrorOf(err)}
+	}
+	defer f.Close()
+	fi, err := f.Stat()
+	switch {
+	case err != nil:
+		return &proto.Result{Error: proto.ErrorOf(err)}
+	case fi.IsDir():
+		return &proto.Result{Error: &proto.Error{Code: proto.CodeIsDir, Message: "is a directory"}}
+	case !fi.Mode().IsRegular():
+		return &proto.Result{Error: &proto.Error{Code: proto.CodeNotRegular, Message: "not a regular file"}}
+	}
+	r := io.LimitReader(f, int64(req.Limit)+1)
+	buf := make([]byte, proto.ChunkSize)
+	for ctx.Err() == nil {
+		n, err := r.Read(buf)
+		if n > 0 {
+			if send(proto.KindStdout, buf[:n]) != nil {
+				break
+			}
+		}
+		if err != nil {
+			if err != io.EOF {
+				return &proto.Result{Error: proto.ErrorOf(err)}
+			}
+			break
+		}
+	}
+	return &proto.Result{Count: int(fi.Size())}
+}

@@ -100,9 +100,9 @@ func (s *server) waitRequests(d time.Duration) {
 func (s *server) dispatch(ctx context.Context, f proto.Frame, once bool) error {
 	switch f.Kind {
 	case proto.KindRequest:
-		var req proto.Request
-		if err := json.Unmarshal(f.Payload, &req); err != nil {
-			return s.result(f.ID, &proto.Result{Error: &proto.Error{Code: proto.CodeBadRequest, Message: err.Error()}})
+		req, bad := decodeRequest(f.Payload)
+		if bad != nil {
+			return s.result(f.ID, &proto.Result{Error: bad})
 		}
 		s.mu.Lock()
 		if _, dup := s.reqs[f.ID]; dup || s.onced {
@@ -177,6 +177,8 @@ func handle(ctx context.Context, req proto.Request, in io.Reader, send func(prot
 	switch req.Op {
 	case proto.OpExec:
 		return runExec(ctx, req, in, send)
+	case proto.OpCat:
+		return catFile(ctx, req, send)
 	case proto.OpRead, proto.OpWrite, proto.OpEdit, proto.OpLs, proto.OpGlob, proto.OpGrep,
 		proto.OpDelete, proto.OpStat, proto.OpPrepare, proto.OpRename:
 		return fileOp(ctx, req, in)

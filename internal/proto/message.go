@@ -27,6 +27,7 @@ const (
 	OpStat    = "stat"    // batch: Paths → Stats (download preflight)
 	OpPrepare = "prepare" // batch: Paths → Stats, parents created (upload preflight)
 	OpRename  = "rename"  // Path renamed to New (finishes an atomic upload)
+	OpCat     = "cat"     // Path's bytes as Stdout frames, at most Limit+1 of them
 )
 
 // Request asks the helper to do one thing. Fields are used per Op.

@@ -13,6 +13,7 @@ import (
 	"fmt"
 	"os"
 	"strconv"
+	"strings"
 	"testing"
 	"time"
 
@@ -153,4 +154,20 @@ func checkLeaks(ctx context.Context, cli *client.Client, owner string) error {
 		}
 	}
 	return fmt.Errorf("%s", msg)
+}
+
+// Podman reports whether the tests run against Podman's Docker-compatible
+// API, for the few assertions that differ (documented in the README).
+func Podman(tb testing.TB) bool {
+	tb.Helper()
+	v, err := Client(tb).ServerVersion(context.Background(), client.ServerVersionOptions{})
+	if err != nil {
+		tb.Fatalf("testenv: server version: %v", err)
+	}
+	for _, c := range v.Components {
+		if strings.Contains(strings.ToLower(c.Name), "podman") {
+			return true
+		}
+	}
+	return false
 }
