@@ -60,11 +60,10 @@ type session struct {
 	ctx    context.Context // ends with the session: aborts a creation
 	cancel context.CancelFunc
 
-	mu     sync.Mutex // held while the sandbox is created
-	ended  bool
-	sb     *sandbox.DockerSandbox
-	tools  []tools.Tool
-	reason string // why it ended
+	mu    sync.Mutex // held while the sandbox is created
+	ended bool
+	sb    *sandbox.DockerSandbox
+	tools []tools.Tool
 }
 
 // NewHTTPHandler returns a handler for the streamable HTTP transport,

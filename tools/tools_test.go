@@ -121,7 +121,8 @@ func TestCallNeverPanics(t *testing.T) {
 
 	set := New(nil, Options{})
 	tool, _ := Lookup(set, "ls")
-	res = tool.Call(nil, json.RawMessage(`{"path": "/"}`)) //nolint:staticcheck // a nil context must not panic
+	//lint:ignore SA1012 a nil context must not panic
+	res = tool.Call(nil, json.RawMessage(`{"path": "/"}`))
 	assert.True(t, res.IsError)
 	assert.Equal(t, "Error: no sandbox is attached to this tool", res.Text)
 }
