@@ -16,23 +16,9 @@ import (
 // container that is not a sandbox fails with ErrInvalidOption; one that is
 // not running, with ErrGone.
 func Attach(ctx context.Context, idOrName string, opts ...Option) (*DockerSandbox, error) {
-	o, err := newOptions(opts)
-	if err != nil {
-		return nil, err
-	}
-	cli, own, err := connect(ctx, o)
-	if err != nil {
-		return nil, err
-	}
-	s, err := attach(ctx, cli, o, idOrName)
-	if err != nil {
-		if own {
-			cli.Close()
-		}
-		return nil, err
-	}
-	s.ownClient = own
-	return s, nil
+	return open(ctx, opts, func(ctx context.Context, cli dockerAPI, o *options) (*DockerSandbox, error) {
+		return attach(ctx, cli, o, idOrName)
+	})
 }
 
 func attach(ctx context.Context, cli dockerAPI, o *options, idOrName string) (*DockerSandbox, error) {

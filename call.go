@@ -31,6 +31,35 @@ type callOptions struct {
 	shared bool
 }
 
+// deliver writes an output frame to the writer for its stream, if any.
+func (co callOptions) deliver(f proto.Frame) error {
+	w := co.stdout
+	if f.Kind == proto.KindStderr {
+		w = co.stderr
+	}
+	if w == nil {
+		return nil
+	}
+	_, err := w.Write(f.Payload)
+	return err
+}
+
+// pumpInput sends r as Input frames of request id, then an empty one
+// (the end of input). It stops when a write fails.
+func pumpInput(out *proto.Writer, id uint32, r io.Reader) {
+	buf := make([]byte, proto.ChunkSize)
+	for {
+		n, err := r.Read(buf)
+		if n > 0 && out.WriteFrame(proto.KindInput, id, buf[:n]) != nil {
+			return
+		}
+		if err != nil {
+			_ = out.WriteFrame(proto.KindInput, id, nil)
+			return
+		}
+	}
+}
+
 // pending is a request in flight, on the shared channel or its own exec.
 type pending interface {
 	wait() (*proto.Result, error)
@@ -181,26 +210,9 @@ func (s *DockerSandbox) startExec(ctx context.Context, req proto.Request, co cal
 		return nil, c.fail(err)
 	}
 	if co.stdin != nil {
-		go c.pumpInput()
+		go pumpInput(c.out, 1, c.co.stdin)
 	}
 	return c, nil
-}
-
-// pumpInput sends the caller's stdin as Input frames, then an empty one.
-func (c *helperCall) pumpInput() {
-	buf := make([]byte, proto.ChunkSize)
-	for {
-		n, err := c.co.stdin.Read(buf)
-		if n > 0 {
-			if c.out.WriteFrame(proto.KindInput, 1, buf[:n]) != nil {
-				return
-			}
-		}
-		if err != nil {
-			_ = c.out.WriteFrame(proto.KindInput, 1, nil)
-			return
-		}
-	}
 }
 
 // wait relays output frames until the result arrives.
@@ -213,14 +225,8 @@ func (c *helperCall) wait() (*proto.Result, error) {
 		}
 		switch f.Kind {
 		case proto.KindStdout, proto.KindStderr:
-			w := c.co.stdout
-			if f.Kind == proto.KindStderr {
-				w = c.co.stderr
-			}
-			if w != nil {
-				if _, err := w.Write(f.Payload); err != nil {
-					return nil, fmt.Errorf("sandbox: write command output: %w", err)
-				}
+			if err := c.co.deliver(f); err != nil {
+				return nil, fmt.Errorf("sandbox: write command output: %w", err)
 			}
 		case proto.KindResult:
 			var res proto.Result

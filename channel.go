@@ -98,13 +98,7 @@ func (ch *channel) readLoop() {
 		}
 		switch f.Kind {
 		case proto.KindStdout, proto.KindStderr:
-			w := c.co.stdout
-			if f.Kind == proto.KindStderr {
-				w = c.co.stderr
-			}
-			if w != nil {
-				_, _ = w.Write(f.Payload) // the library's own writers; they do not fail
-			}
+			_ = c.co.deliver(f) // the library's own writers; they do not fail
 		case proto.KindResult:
 			var res proto.Result
 			if err := json.Unmarshal(f.Payload, &res); err != nil {
@@ -149,7 +143,7 @@ func (ch *channel) start(ctx context.Context, req proto.Request, co callOptions)
 		return nil, errChannelBroken
 	}
 	if co.stdin != nil {
-		go c.pumpInput()
+		go pumpInput(c.ch.hc.out, c.id, c.co.stdin)
 	}
 	return c, nil
 }
@@ -158,23 +152,6 @@ func (ch *channel) forget(id uint32) {
 	ch.mu.Lock()
 	delete(ch.pending, id)
 	ch.mu.Unlock()
-}
-
-// pumpInput sends the request's input, then its end.
-func (c *chanCall) pumpInput() {
-	buf := make([]byte, proto.ChunkSize)
-	for {
-		n, err := c.co.stdin.Read(buf)
-		if n > 0 {
-			if c.ch.hc.out.WriteFrame(proto.KindInput, c.id, buf[:n]) != nil {
-				return
-			}
-		}
-		if err != nil {
-			_ = c.ch.hc.out.WriteFrame(proto.KindInput, c.id, nil)
-			return
-		}
-	}
 }
 
 // wait waits for the result. When ctx ends first, it asks the helper to

@@ -38,6 +38,12 @@ type DockerSandbox struct {
 // it. If any step fails, nothing is left behind and the error says which
 // step failed.
 func New(ctx context.Context, opts ...Option) (*DockerSandbox, error) {
+	return open(ctx, opts, create)
+}
+
+// open validates the options, connects, and makes the sandbox with mk; the
+// sandbox owns the client if open created it, else it is closed on failure.
+func open(ctx context.Context, opts []Option, mk func(context.Context, dockerAPI, *options) (*DockerSandbox, error)) (*DockerSandbox, error) {
 	o, err := newOptions(opts)
 	if err != nil {
 		return nil, err
@@ -46,7 +52,7 @@ func New(ctx context.Context, opts ...Option) (*DockerSandbox, error) {
 	if err != nil {
 		return nil, err
 	}
-	s, err := create(ctx, cli, o)
+	s, err := mk(ctx, cli, o)
 	if err != nil {
 		if own {
 			cli.Close()
