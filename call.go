@@ -294,6 +294,11 @@ func (s *DockerSandbox) dockerErr(op string, err error) error {
 	if ge := gone(err); errors.Is(ge, ErrGone) {
 		return fmt.Errorf("sandbox %s: %w", s.ID(), ge)
 	}
+	if client.IsErrConnectionFailed(err) {
+		// %v, not %w: a missing socket's ENOENT must not pass for a
+		// missing file (fs.ErrNotExist).
+		return fmt.Errorf("sandbox %s: %s: %w: %v", s.ID(), op, ErrDaemonUnreachable, err)
+	}
 	return fmt.Errorf("sandbox %s: %s: %w", s.ID(), op, err)
 }
 

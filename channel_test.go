@@ -80,6 +80,14 @@ func TestProtocolVersionMismatch(t *testing.T) {
 	script := fmt.Sprintf("#!/bin/sh\nprintf 'H\\000\\000\\000\\000\\000\\000\\000\\%03o%s'\nsleep 1\n", len(hello), hello)
 	c := sb.Command(ctx, "cat > /tmp/h && chmod 755 /tmp/h && mv /tmp/h /.dockersandbox/sandbox-helper")
 	c.Stdin = stringsReader(script)
+	if secure {
+		// The profile's user cannot touch the helper; root (without
+		// capabilities) owns it.
+		res, err := sb.Execute(ctx, "touch /.dockersandbox/sandbox-helper")
+		require.NoError(t, err)
+		require.NotEqual(t, 0, res.ExitCode, "the sandbox user replaced the helper: %s", res.Output)
+		c.User = "0"
+	}
 	require.NoError(t, c.Run())
 
 	_, err := sb.Execute(ctx, "true")

@@ -47,6 +47,12 @@ func gone(err error) error {
 
 func isNotFound(err error) bool { return cerrdefs.IsNotFound(err) }
 
+// removing reports whether err says that the container is being removed
+// already (Docker's auto-remove of a sandbox that ended itself, say).
+func removing(err error) bool {
+	return cerrdefs.IsConflict(err) && strings.Contains(err.Error(), "already in progress")
+}
+
 // noSuchContainer reports whether err is the daemon's answer for a missing
 // container ("No such container: …"), as opposed to a missing file in a
 // container ("Could not find the file … in container …"): both are "not
@@ -54,6 +60,10 @@ func isNotFound(err error) bool { return cerrdefs.IsNotFound(err) }
 func noSuchContainer(err error) bool {
 	return cerrdefs.IsNotFound(err) && strings.Contains(err.Error(), "No such container")
 }
+
+// goneSettle bounds how long goneOr waits for the daemon to notice that a
+// container whose helper connection broke has exited.
+const goneSettle = time.Second
 
 // goneOr returns ErrGone when err is a helper failure and the container is
 // not running any more (killed or removed from outside); else err.
@@ -66,14 +76,27 @@ func (s *DockerSandbox) goneOr(err error) error {
 	}
 	ctx, cancel := context.WithTimeout(context.Background(), 5*time.Second)
 	defer cancel()
-	info, ierr := s.cli.ContainerInspect(ctx, s.id, client.ContainerInspectOptions{})
-	switch {
-	case isNotFound(ierr):
-		return fmt.Errorf("sandbox %s: %w: the container was removed (%v)", s.ID(), ErrGone, err)
-	case ierr == nil && info.Container.State != nil && !info.Container.State.Running:
-		return fmt.Errorf("sandbox %s: %w: the container exited with status %d (%v)", s.ID(), ErrGone, info.Container.State.ExitCode, err)
+	// The helper's connection may break (the container is ending) before
+	// the daemon records the exit: a running container is looked at again,
+	// for up to goneSettle.
+	for deadline := time.Now().Add(goneSettle); ; {
+		info, ierr := s.cli.ContainerInspect(ctx, s.id, client.ContainerInspectOptions{})
+		switch {
+		case isNotFound(ierr):
+			return fmt.Errorf("sandbox %s: %w: the container was removed (%v)", s.ID(), ErrGone, err)
+		case ierr == nil && info.Container.State != nil && !info.Container.State.Running:
+			return fmt.Errorf("sandbox %s: %w: the container exited with status %d (%v)", s.ID(), ErrGone, info.Container.State.ExitCode, err)
+		case client.IsErrConnectionFailed(ierr):
+			return fmt.Errorf("%w (%w: %v)", err, ErrDaemonUnreachable, ierr)
+		case ierr != nil || time.Now().After(deadline):
+			return err
+		}
+		select {
+		case <-ctx.Done():
+			return err
+		case <-time.After(goneSettle / 10):
+		}
 	}
-	return err
 }
 
 // isPodman reports whether the engine is Podman's Docker-compatible API,

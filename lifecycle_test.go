@@ -207,8 +207,15 @@ func TestContainerOptions(t *testing.T) {
 	require.NoError(t, err)
 	assert.Equal(t, int64(64<<20), info.Container.HostConfig.Memory)
 	assert.Equal(t, int64(5e8), info.Container.HostConfig.NanoCPUs)
-	require.Len(t, info.Container.HostConfig.CapDrop, 1)
-	assert.Equal(t, "NET_RAW", strings.TrimPrefix(info.Container.HostConfig.CapDrop[0], "CAP_")) // Podman omits the prefix
+	var dropped []string
+	for _, c := range info.Container.HostConfig.CapDrop {
+		dropped = append(dropped, strings.TrimPrefix(c, "CAP_")) // Podman omits the prefix
+	}
+	want := []string{"NET_RAW"}
+	if secure {
+		want = []string{"ALL", "NET_RAW"}
+	}
+	assert.ElementsMatch(t, want, dropped)
 }
 
 func TestReadOnlyRootfs(t *testing.T) {

@@ -501,7 +501,10 @@ func WithLifetime(d time.Duration) Option {
 }
 
 // WithIdleTimeout makes the sandbox end itself when no operation reached it
-// for d. With auto-remove on (the default), Docker then removes the container.
+// for d: none ran (a running command counts, however long) and none
+// started. A sandbox whose owner crashed (its connections dropped, their
+// commands killed) thus ends d later, as does one its owner forgot. With
+// auto-remove on (the default), Docker then removes the container.
 func WithIdleTimeout(d time.Duration) Option {
 	return func(o *options) error {
 		if d <= 0 {
@@ -520,10 +523,13 @@ const (
 )
 
 // WithSecureProfile hardens the sandbox: no new privileges, all
-// capabilities dropped, a read-only root filesystem with tmpfs mounts
-// (mode 1777) at the working directory and /tmp, and — unless other options
-// set them — user SecureUser, network "none", SecurePidsLimit processes and
-// SecureMemory bytes. See SECURITY.md for what it protects against.
+// capabilities dropped, a read-only root filesystem with in-memory tmpfs
+// mounts (mode 1777, nosuid, nodev; made as anonymous volumes so that
+// UploadFiles and DownloadFiles reach them, removed with the container) at
+// the working directory and /tmp unless something else is mounted there,
+// and — unless other options set them — user SecureUser, network "none",
+// SecurePidsLimit processes and SecureMemory bytes (which the tmpfs content
+// counts against). See SECURITY.md for what it protects against.
 func WithSecureProfile() Option {
 	return func(o *options) error {
 		o.secure = true

@@ -154,7 +154,7 @@ func Prune(ctx context.Context, opts ...PruneOption) ([]string, error) {
 	var removed []string
 	err = cfg.each(ctx, func(cli dockerAPI, c container.Summary) error {
 		_, err := cli.ContainerRemove(ctx, c.ID, client.ContainerRemoveOptions{Force: true, RemoveVolumes: true})
-		if err != nil && !isNotFound(err) {
+		if err != nil && !isNotFound(err) && !removing(err) {
 			return fmt.Errorf("remove %s: %w", c.ID[:12], err)
 		}
 		removed = append(removed, c.ID[:12])

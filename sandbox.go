@@ -167,7 +167,7 @@ func (s *DockerSandbox) remove() error {
 	ctx, cancel := context.WithTimeout(context.Background(), closeTimeout)
 	defer cancel()
 	_, err := s.cli.ContainerRemove(ctx, s.id, client.ContainerRemoveOptions{Force: true, RemoveVolumes: true})
-	if err != nil && !isNotFound(err) {
+	if err != nil && !isNotFound(err) && !removing(err) {
 		return fmt.Errorf("sandbox: remove container %s: %w", s.ID(), err)
 	}
 	return nil

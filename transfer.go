@@ -137,7 +137,8 @@ func fatal(ctx context.Context, err error) bool {
 		return false
 	}
 	var pe *fs.PathError
-	return ctx.Err() != nil || errors.Is(err, ErrGone) || errors.Is(err, ErrClosed) || !errors.As(err, &pe) && errors.Is(err, ErrHelper)
+	return ctx.Err() != nil || errors.Is(err, ErrGone) || errors.Is(err, ErrClosed) || errors.Is(err, ErrDaemonUnreachable) ||
+		!errors.As(err, &pe) && errors.Is(err, ErrHelper)
 }
 
 // putFile uploads a file atomically: under a temporary name in the same
@@ -162,9 +163,20 @@ func (s *DockerSandbox) putFile(ctx context.Context, p string, content []byte, u
 
 var uploadSeq atomic.Int64
 
-// removeQuietly deletes a leftover temporary file, ignoring failures.
+// removeQuietly deletes a leftover temporary file, ignoring failures. A
+// file that the daemon's extraction left half-written (a full disk) still
+// belongs to root; in a sticky directory (/tmp, the secure profile's
+// scratch mounts) only its owner may delete it, so root tries again.
 func (s *DockerSandbox) removeQuietly(ctx context.Context, p string) error {
-	_, err := s.call(context.WithoutCancel(ctx), proto.Request{Op: proto.OpDelete, Path: p}, callOptions{shared: true})
+	ctx = context.WithoutCancel(ctx)
+	req := proto.Request{Op: proto.OpDelete, Path: p}
+	res, err := s.call(ctx, req, callOptions{shared: true})
+	if err == nil && res.Error != nil && errors.Is(res.Error.Err(), fs.ErrPermission) {
+		res, err = s.call(ctx, req, callOptions{user: "0"})
+	}
+	if err == nil && res.Error != nil {
+		err = res.Error.Err()
+	}
 	return err
 }
 
@@ -188,6 +200,8 @@ func (s *DockerSandbox) putTar(ctx context.Context, p string, content []byte, ui
 		return fmt.Errorf("%w: %v", fs.ErrNotExist, err)
 	case strings.Contains(err.Error(), "cannot overwrite directory"):
 		return ErrIsDir
+	case strings.Contains(err.Error(), "no space left on device"): // the daemon's extraction failed
+		return fmt.Errorf("%w: %v", ErrNoSpace, err)
 	case cerrdefs.IsPermissionDenied(err):
 		return fmt.Errorf("%w: %v", fs.ErrPermission, err)
 	}

@@ -219,7 +219,8 @@ func TestTransferUser(t *testing.T) {
 
 		t.Run("WriteRespectsFilePermissions", func(t *testing.T) {
 			dir := testDir(t)
-			mustSh(t, sb, "mkdir -p "+shellQuote(dir))
+			// The user's directory, open to root (which may lack CAP_DAC_OVERRIDE).
+			mustSh(t, sb, "mkdir -p "+shellQuote(dir)+" && chmod 777 "+shellQuote(dir))
 			mustSh(t, sb, "echo root > "+shellQuote(dir+"/root.txt")+" && chmod 644 "+shellQuote(dir+"/root.txt"), sandbox.ExecUser("0"))
 			err := sb.Write(testCtx(t), dir+"/root.txt", []byte("mine"))
 			assert.ErrorIs(t, err, fs.ErrPermission, "the directory is writable, the file is not")
@@ -241,7 +242,8 @@ func TestTransferUser(t *testing.T) {
 
 		t.Run("PermissionDenied", func(t *testing.T) {
 			dir := testDir(t)
-			mustSh(t, sb, "mkdir -p "+shellQuote(dir)) // the sandbox user's directory
+			// The sandbox user's directory, open to root (which may lack CAP_DAC_OVERRIDE).
+			mustSh(t, sb, "mkdir -p "+shellQuote(dir)+" && chmod 777 "+shellQuote(dir))
 			mustSh(t, sb, "cd "+shellQuote(dir)+
 				" && echo secret > secret.txt && chmod 600 secret.txt && echo public > public.txt && chmod 644 public.txt"+
 				" && mkdir locked && chmod 755 locked",

@@ -38,7 +38,9 @@ func (e *env) execute(ctx context.Context, a *args) Result {
 		}
 		return errorText("Error: " + err.Error())
 	}
-	return executeResult(resp.Output, resp.ExitCode, resp.Truncated)
+	// SafeText: no terminal escape, NUL or lone CR reaches the model (or a
+	// terminal that shows the transcript).
+	return executeResult(sandbox.SafeText(resp.Output), resp.ExitCode, resp.Truncated)
 }
 
 // executeResult is deepagents' _format_execute_output, with the exit code

@@ -72,7 +72,7 @@ func formatRead(p string, r sandbox.ReadResult, offset, limit int) Result {
 	if start == 0 {
 		start = max(offset, 0) + 1
 	}
-	out := truncateRead(numberLines(content, start), p, r)
+	out := truncateRead(numberLines(sandbox.SafeText(content), start), p, r) // SafeText: as execute
 	if offset < 0 {
 		out += fmt.Sprintf(clampedOffsetNotice, offset)
 	}

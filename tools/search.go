@@ -105,7 +105,7 @@ func (e *env) grep(ctx context.Context, a *args) Result {
 		}
 		return errorf("Path '%s': %s", root, err)
 	}
-	out := truncateText(formatGrep(res.Matches, mode))
+	out := truncateText(sandbox.SafeText(formatGrep(res.Matches, mode))) // SafeText: as execute
 	switch {
 	case res.Truncated:
 		out += "\n\n" + grepTruncationNote

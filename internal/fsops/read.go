@@ -20,6 +20,10 @@ const (
 	sniffBytes = 8192
 	// totalLinesMaxSize is the largest file whose lines are counted past the page.
 	totalLinesMaxSize = 1 << 20
+	// maxOverflowScan bounds how much of a line that overflowed the page is
+	// read looking for its end; past it, TotalLines is -1 and NextOffset
+	// the line after (reading from there must still skip the whole line).
+	maxOverflowScan = 64 << 20
 
 	emptyFileReminder = "System reminder: File exists but has empty contents"
 	truncationMsg     = "\n\n[Output was truncated due to size limits. This paginated read result exceeded the sandbox stdout limit. Continue reading with a larger offset or smaller limit to inspect the rest of the file.]"
@@ -151,11 +155,16 @@ func readPage(lr *lineReader, size int64, offset, limit int) (ReadResult, error)
 	var b strings.Builder
 	budget := MaxPageBytes - len(truncationMsg)
 	returned, truncated := 0, false
+	overflow := 0 // bytes of the overflowing line consumed after the cut
 	for returned < limit && !truncated {
 		sep := returned > 0
 		ok, err := lr.readLine(func(c []byte) bool {
 			if truncated {
-				return true // consume the rest of the overflowing line
+				// Consume the rest of the overflowing line, to know where
+				// the next one starts, but not forever: a 10 GiB line
+				// (a sparse file, say) would take a minute.
+				overflow += len(c)
+				return overflow < maxOverflowScan
 			}
 			if sep {
 				if b.Len()+1 > budget {
@@ -197,9 +206,12 @@ func readPage(lr *lineReader, size int64, offset, limit int) (ReadResult, error)
 		}
 		b.WriteString(truncationMsg)
 	}
-	total, err := totalLines(lr, size, consumed)
-	if err != nil {
-		return ReadResult{}, err
+	total := -1 // unknown when the overflowing line was not consumed to its end
+	if overflow < maxOverflowScan {
+		var err error
+		if total, err = totalLines(lr, size, consumed); err != nil {
+			return ReadResult{}, err
+		}
 	}
 	next := -1
 	if total < 0 || end < total {

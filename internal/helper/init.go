@@ -16,9 +16,14 @@ import (
 // Init is the container's main process. It reaps orphaned processes, exits
 // at once on SIGTERM, SIGINT or SIGHUP (the kernel then kills everything else
 // in the container), exits after lifetime when lifetime > 0, and exits when
-// idle > 0 and no helper connection (a request, or the library's shared
-// channel) existed for that long.
+// idle > 0 and no request ran for that long: a request is a one-request
+// helper ("call") that exists, or a request on the shared channel ("serve"),
+// which announces itself with SIGUSR1 when it starts, every heartbeat while
+// it runs and when it ends. An open but unused shared channel does not
+// count, so a sandbox whose owner died (its connections dropped, their
+// commands killed) and one whose owner forgot it both end.
 func Init(lifetime, idle time.Duration) int {
+	reserveThreads(4)
 	sigs := make(chan os.Signal, 16)
 	signal.Notify(sigs, syscall.SIGTERM, syscall.SIGINT, syscall.SIGHUP, syscall.SIGCHLD, syscall.SIGUSR1)
 	var expire, check <-chan time.Time
@@ -45,7 +50,7 @@ func Init(lifetime, idle time.Duration) int {
 			switch sig {
 			case syscall.SIGCHLD:
 				reap()
-			case syscall.SIGUSR1: // a helper connection started
+			case syscall.SIGUSR1: // a request started, runs or ended
 				lastActive = time.Now()
 			default:
 				return 0
@@ -54,7 +59,8 @@ func Init(lifetime, idle time.Duration) int {
 	}
 }
 
-// connected reports whether a helper serves the library right now.
+// connected reports whether a one-request helper serves the library right
+// now (a shared channel's helper announces its requests instead).
 func connected() bool {
 	procs, _ := filepath.Glob("/proc/[0-9]*/cmdline")
 	self := os.Args[0]
@@ -64,7 +70,7 @@ func connected() bool {
 			continue
 		}
 		args := strings.Split(string(b), "\x00")
-		if len(args) > 1 && args[0] == self && (args[1] == "call" || args[1] == "serve") {
+		if len(args) > 1 && args[0] == self && args[1] == "call" {
 			return true
 		}
 	}

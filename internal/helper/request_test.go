@@ -3,7 +3,11 @@ package helper
 import (
 	"bytes"
 	"encoding/json"
+	"go/ast"
+	"go/parser"
+	"go/token"
 	"path/filepath"
+	"strconv"
 	"strings"
 	"testing"
 
@@ -30,6 +34,7 @@ var libraryRequests = []proto.Request{
 	{Op: proto.OpStat, Paths: []string{"/a", "/b/c"}},
 	{Op: proto.OpPrepare, Paths: []string{"/workspace/up.bin"}},
 	{Op: proto.OpRename, Path: "/w/.f.sandbox-upload-1", New: "/w/f"},
+	{Op: proto.OpCat, Path: "/w/f", Limit: 100 << 20},
 }
 
 func TestDecodeRequestAccepts(t *testing.T) {
@@ -89,6 +94,40 @@ func TestDecodeRequestRejects(t *testing.T) {
 	}
 }
 
+// TestDecodeRequestKnowsEveryOp guards against an operation added to the
+// protocol but not to decodeRequest, which would refuse it: every Op
+// constant of package proto, in a well-formed request, is accepted.
+func TestDecodeRequestKnowsEveryOp(t *testing.T) {
+	fset := token.NewFileSet()
+	file, err := parser.ParseFile(fset, filepath.Join("..", "proto", "message.go"), nil, 0)
+	require.NoError(t, err)
+	var ops []string
+	ast.Inspect(file, func(n ast.Node) bool {
+		vs, ok := n.(*ast.ValueSpec)
+		if !ok {
+			return true
+		}
+		for i, name := range vs.Names {
+			if strings.HasPrefix(name.Name, "Op") && i < len(vs.Values) {
+				lit, ok := vs.Values[i].(*ast.BasicLit)
+				require.True(t, ok, "%s is not a literal", name.Name)
+				op, err := strconv.Unquote(lit.Value)
+				require.NoError(t, err)
+				ops = append(ops, op)
+			}
+		}
+		return true
+	})
+	require.Contains(t, ops, proto.OpExec)
+	for _, op := range ops {
+		req := proto.Request{Op: op, Command: "true", Path: "/a", New: "/b", Paths: []string{"/c"}}
+		body, err := json.Marshal(req)
+		require.NoError(t, err)
+		_, perr := decodeRequest(body)
+		assert.Nil(t, perr, "operation %q refused", op)
+	}
+}
+
 // TestServeRejectsBeforeRunning checks that Serve answers an invalid request
 // with an error and runs nothing: the command would create a file.
 func TestServeRejectsBeforeRunning(t *testing.T) {
@@ -101,7 +140,7 @@ func TestServeRejectsBeforeRunning(t *testing.T) {
 		{Op: proto.OpWrite, Path: "relative/file"},
 	} {
 		w, r, stop := session(t)
-		out, res := roundTrip(t, w, r, req, []byte("data"))
+		out, res := roundTrip(t, w, r, req, nil) // no input: a rejected request takes none
 		stop()
 		require.NotNil(t, res.Error, "%+v", req)
 		assert.Contains(t, []string{proto.CodeBadRequest, proto.CodeInvalidPath}, res.Error.Code)
@@ -155,7 +194,7 @@ func FuzzDecodeRequest(f *testing.F) {
 			if req.Dir != "" {
 				abs("dir", req.Dir)
 			}
-		case proto.OpRead, proto.OpWrite, proto.OpEdit, proto.OpLs, proto.OpGlob, proto.OpGrep, proto.OpDelete:
+		case proto.OpRead, proto.OpWrite, proto.OpEdit, proto.OpLs, proto.OpGlob, proto.OpGrep, proto.OpDelete, proto.OpCat:
 			abs("path", req.Path)
 		case proto.OpRename:
 			abs("path", req.Path)

@@ -19,6 +19,7 @@ import (
 // is answered; otherwise it serves until r ends. When r ends (the library
 // went away), every running request is cancelled: its commands are killed.
 func Serve(r io.Reader, w io.Writer, once bool) error {
+	reserveThreads(8)
 	announce()
 	fw := proto.NewWriter(w)
 	hello, _ := json.Marshal(proto.Hello{
@@ -33,6 +34,7 @@ func Serve(r io.Reader, w io.Writer, once bool) error {
 		cancelAll()
 		s.waitRequests(lingerAfterEnd)
 	}()
+	go s.keepAlive(ctx)
 
 	frames := make(chan proto.Frame)
 	readErr := make(chan error, 1)
@@ -119,6 +121,7 @@ func (s *server) dispatch(ctx context.Context, f proto.Frame, once bool) error {
 		s.reqs[f.ID] = rq
 		s.onced = once
 		s.mu.Unlock()
+		announce()
 		s.wg.Add(1)
 		go func() {
 			defer s.wg.Done()
@@ -129,6 +132,7 @@ func (s *server) dispatch(ctx context.Context, f proto.Frame, once bool) error {
 			s.mu.Lock()
 			delete(s.reqs, f.ID)
 			s.mu.Unlock()
+			announce()
 			cancel()
 			_ = s.result(f.ID, res)
 			if once {
@@ -160,12 +164,57 @@ func (s *server) dispatch(ctx context.Context, f proto.Frame, once bool) error {
 	return nil
 }
 
+// heartbeat is how often a helper with requests running tells PID 1 that
+// the sandbox is in use (see Init's idle timeout).
+const heartbeat = 100 * time.Millisecond
+
+// keepAlive announces activity to PID 1 every heartbeat while requests
+// run, until ctx ends. (An idle shared channel is not activity: a sandbox
+// whose owner keeps it open but sends nothing still times out.)
+func (s *server) keepAlive(ctx context.Context) {
+	t := time.NewTicker(heartbeat)
+	defer t.Stop()
+	for {
+		select {
+		case <-ctx.Done():
+			return
+		case <-t.C:
+			s.mu.Lock()
+			busy := len(s.reqs) > 0
+			s.mu.Unlock()
+			if busy {
+				announce()
+			}
+		}
+	}
+}
+
 func (s *server) result(id uint32, res *proto.Result) error {
 	b, err := json.Marshal(res)
+	if err == nil && len(b) > proto.MaxPayload {
+		b, err = fitResult(res, len(b))
+	}
 	if err != nil {
 		b, _ = json.Marshal(proto.Result{Error: &proto.Error{Code: proto.CodeInternal, Message: err.Error()}})
 	}
 	return s.w.WriteFrame(proto.KindResult, id, b)
+}
+
+// fitResult encodes a result that is too large (size bytes) for one frame,
+// which the library would otherwise wait for in vain: grep matches are cut
+// (Truncated, as a max count would), anything else is an error.
+func fitResult(res *proto.Result, size int) ([]byte, error) {
+	for len(res.Matches) > 0 && size > proto.MaxPayload {
+		cut := *res
+		cut.Matches = res.Matches[:int(int64(len(res.Matches))*proto.MaxPayload/int64(size)*9/10)]
+		cut.Truncated = true
+		b, err := json.Marshal(&cut)
+		if err != nil || len(b) <= proto.MaxPayload {
+			return b, err
+		}
+		res, size = &cut, len(b)
+	}
+	return nil, fmt.Errorf("the result (%d bytes) exceeds the protocol's frame limit (%d bytes); ask for less", size, proto.MaxPayload)
 }
 
 func takesInput(req proto.Request) bool {
