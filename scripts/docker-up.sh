@@ -1,3 +1,4 @@
+# shellcheck shell=bash
 # Sourced by .ci/run and scripts/quickstart: makes sure a Docker engine
 # answers (installing docker.io with apt and starting dockerd if needed),
 # that the test images' ingredients are installed, and that go is on PATH.

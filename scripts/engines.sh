@@ -1,3 +1,4 @@
+# shellcheck shell=bash
 # Sourced by .ci/run: starts the other engines the suite also runs against,
 # and exports, for each, a line of environment settings in ENGINES
 # ("name|VAR=value VAR=value").
@@ -13,7 +14,7 @@ stop_engines() {
 	local c
 	for c in "${engine_cleanups[@]}"; do eval "$c" || true; done
 	# Unmount whatever a stopped daemon left, then remove its files.
-	grep -o " $engine_root[^ ]*" /proc/mounts | sort -r | xargs -r -n1 umount -l 2>/dev/null || true
+	grep -o " ${engine_root}[^ ]*" /proc/mounts | sort -r | xargs -r -n1 umount -l 2>/dev/null || true
 	rm -rf "$engine_root"
 }
 
@@ -47,7 +48,7 @@ start_tls_dockerd() {
 	certs=$dir/certs
 	mkdir -p "$certs"
 	(
-		cd "$certs"
+		cd "$certs" || exit 1
 		openssl req -x509 -newkey rsa:2048 -nodes -keyout ca-key.pem -out ca.pem -days 2 -subj /CN=dockersandbox-test-ca
 		openssl req -newkey rsa:2048 -nodes -keyout server-key.pem -out server.csr -subj /CN=localhost
 		printf 'subjectAltName=IP:127.0.0.1,DNS:localhost\nextendedKeyUsage=serverAuth\n' >server.ext
@@ -73,6 +74,7 @@ start_tls_dockerd() {
 	local pid=$!
 	engine_cleanups+=("kill $pid; for _ in \$(seq 30); do kill -0 $pid 2>/dev/null || break; sleep 0.5; done; ip link del $bridge")
 	local env="DOCKER_HOST=tcp://127.0.0.1:$port DOCKER_TLS_VERIFY=1 DOCKER_CERT_PATH=$certs"
+	# shellcheck disable=SC2086 # $env is several VAR=value words
 	if ! wait_for env $env docker version; then
 		cat "$dir/dockerd.log" >&2
 		echo "FAIL: the TLS dockerd did not come up" >&2
