@@ -39,13 +39,17 @@ func gone(err error) error {
 	if err == nil || errors.Is(err, ErrGone) {
 		return err
 	}
-	if cerrdefs.IsNotFound(err) || cerrdefs.IsConflict(err) {
-		return fmt.Errorf("%w: %v", ErrGone, err)
+	if isNotFound(err) || cerrdefs.IsConflict(err) || strings.Contains(err.Error(), "container state improper") {
+		return fmt.Errorf("%w: %v", ErrGone, err) // the last one: Podman's exec on a stopped container
 	}
 	return err
 }
 
-func isNotFound(err error) bool { return cerrdefs.IsNotFound(err) }
+// isNotFound reports a missing container or object. Podman sometimes
+// answers a container being removed with a 500 whose text says so.
+func isNotFound(err error) bool {
+	return cerrdefs.IsNotFound(err) || err != nil && strings.Contains(err.Error(), "no such container")
+}
 
 // removing reports whether err says that the container is being removed
 // already (Docker's auto-remove of a sandbox that ended itself, say).
