@@ -210,7 +210,8 @@ func WithMaxOutputBytes(n int) Option {
 //		client.WithTLSClientConfig(ca, cert, key))
 //
 // Without it the client follows DOCKER_HOST, DOCKER_TLS_VERIFY and
-// DOCKER_CERT_PATH.
+// DOCKER_CERT_PATH; with it, only the options given count (add
+// client.FromEnv first to start from the environment).
 func WithClientOptions(opts ...client.Opt) Option {
 	return func(o *options) error {
 		o.clientOpts = append(o.clientOpts, opts...)

@@ -72,7 +72,11 @@ func connect(ctx context.Context, o *options) (dockerAPI, bool, error) {
 		}
 		return o.client, false, nil
 	}
-	cli, err := client.New(append([]client.Opt{client.FromEnv}, o.clientOpts...)...)
+	opts := o.clientOpts
+	if len(opts) == 0 {
+		opts = []client.Opt{client.FromEnv}
+	}
+	cli, err := client.New(opts...)
 	if err != nil {
 		return nil, false, fmt.Errorf("%w: %v", ErrDaemonUnreachable, err)
 	}
