@@ -5,7 +5,6 @@ import (
 	"context"
 	"errors"
 	"fmt"
-	"io"
 	"io/fs"
 	"path"
 	"strings"
@@ -182,14 +181,13 @@ func (s *DockerSandbox) removeQuietly(ctx context.Context, p string) error {
 
 // putTar streams a one-file tar into the file's directory.
 func (s *DockerSandbox) putTar(ctx context.Context, p string, content []byte, uid, gid int) error {
-	pr, pw := io.Pipe()
-	go func() {
-		pw.CloseWithError(tarx.WriteFile(pw, tarx.File{
-			Name: path.Base(p), Content: content, Mode: 0o644, UID: uid, GID: gid, ModTime: time.Now(),
-		}))
-	}()
-	_, err := s.cli.CopyToContainer(ctx, s.id, client.CopyToContainerOptions{DestinationPath: path.Dir(p), Content: pr})
-	pr.CloseWithError(io.ErrClosedPipe) // unblock the writer if the daemon stopped reading
+	archive, err := tarx.NewReader(tarx.File{
+		Name: path.Base(p), Content: content, Mode: 0o644, UID: uid, GID: gid, ModTime: time.Now(),
+	})
+	if err != nil {
+		return err
+	}
+	_, err = s.cli.CopyToContainer(ctx, s.id, client.CopyToContainerOptions{DestinationPath: path.Dir(p), Content: archive})
 	if err == nil {
 		return nil
 	}

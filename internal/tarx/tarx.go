@@ -5,6 +5,7 @@ package tarx
 
 import (
 	"archive/tar"
+	"bytes"
 	"errors"
 	"fmt"
 	"io"
@@ -29,22 +30,35 @@ type File struct {
 
 // WriteFile writes a tar archive holding f to w.
 func WriteFile(w io.Writer, f File) error {
-	if f.Name == "" || f.Name == "." || f.Name == ".." || containsSlash(f.Name) {
-		return fmt.Errorf("tarx: bad file name %q", f.Name)
+	r, err := NewReader(f)
+	if err != nil {
+		return err
 	}
-	tw := tar.NewWriter(w)
+	_, err = io.Copy(w, r)
+	return err
+}
+
+// NewReader returns a tar archive holding f, as a reader over f.Content
+// itself: the content is not copied, however large.
+func NewReader(f File) (io.Reader, error) {
+	if f.Name == "" || f.Name == "." || f.Name == ".." || containsSlash(f.Name) {
+		return nil, fmt.Errorf("tarx: bad file name %q", f.Name)
+	}
+	var hdr bytes.Buffer
+	tw := tar.NewWriter(&hdr)
 	err := tw.WriteHeader(&tar.Header{
 		Typeflag: tar.TypeReg, Name: f.Name, Size: int64(len(f.Content)), Mode: f.Mode,
 		Uid: f.UID, Gid: f.GID, ModTime: f.ModTime, Format: tar.FormatPAX,
 	})
-	if err == nil {
-		_, err = tw.Write(f.Content)
+	if err != nil {
+		return nil, err
 	}
-	if err == nil {
-		err = tw.Close()
-	}
-	return err
+	// The content is padded to a 512-byte block; two zero blocks end the archive.
+	pad := (blockSize - len(f.Content)%blockSize) % blockSize
+	return io.MultiReader(&hdr, bytes.NewReader(f.Content), bytes.NewReader(make([]byte, pad+2*blockSize))), nil
 }
+
+const blockSize = 512
 
 // ReadFile returns the content of the first entry of the archive r, which
 // must be a regular file of at most max bytes. Other entries are ignored,
