@@ -109,14 +109,10 @@ func retrySafe(op string) bool {
 
 // helperCall is one running request on its own attached exec.
 type helperCall struct {
+	*helperConn
 	ctx      context.Context
 	s        *DockerSandbox
-	conn     client.HijackedResponse
-	frames   *proto.Reader
-	out      *proto.Writer
 	co       callOptions
-	diag     *headBuffer // the helper's own stderr, for error messages
-	hello    proto.Hello
 	stopCtx  func() bool
 	closeOne sync.Once
 }
@@ -200,7 +196,7 @@ func (s *DockerSandbox) startExec(ctx context.Context, req proto.Request, co cal
 	if err != nil {
 		return nil, err
 	}
-	c := &helperCall{ctx: ctx, s: s, conn: hc.conn, co: co, diag: hc.diag, out: hc.out, frames: hc.frames, hello: hc.hello}
+	c := &helperCall{helperConn: hc, ctx: ctx, s: s, co: co}
 	c.stopCtx = context.AfterFunc(ctx, c.cancel)
 	body, err := json.Marshal(req)
 	if err == nil {
