@@ -63,6 +63,7 @@ func pumpInput(out *proto.Writer, id uint32, r io.Reader) {
 // pending is a request in flight, on the shared channel or its own exec.
 type pending interface {
 	wait() (*proto.Result, error)
+	started() *proto.Started // the command's process, once known
 }
 
 // call runs one request and waits for its result. A read-only request
@@ -72,7 +73,7 @@ func (s *DockerSandbox) call(ctx context.Context, req proto.Request, co callOpti
 	if err != nil {
 		return nil, err
 	}
-	res, err := p.wait()
+	res, err := s.await(p, co.user)
 	if errors.Is(err, errChannelBroken) && s.closed.Load() {
 		return nil, ErrClosed
 	}
@@ -110,6 +111,7 @@ func retrySafe(op string) bool {
 // helperCall is one running request on its own attached exec.
 type helperCall struct {
 	*helperConn
+	startedProc
 	ctx      context.Context
 	s        *DockerSandbox
 	co       callOptions
@@ -203,6 +205,7 @@ func (s *DockerSandbox) startExec(ctx context.Context, req proto.Request, co cal
 		err = c.out.WriteFrame(proto.KindRequest, 1, body)
 	}
 	if err != nil {
+		c.stopCtx()
 		return nil, c.fail(err)
 	}
 	if co.stdin != nil {
@@ -213,13 +216,18 @@ func (s *DockerSandbox) startExec(ctx context.Context, req proto.Request, co cal
 
 // wait relays output frames until the result arrives.
 func (c *helperCall) wait() (*proto.Result, error) {
-	defer c.close()
+	defer func() {
+		c.stopCtx()
+		c.close()
+	}()
 	for {
 		f, err := c.frames.ReadFrame()
 		if err != nil {
 			return nil, c.fail(err)
 		}
 		switch f.Kind {
+		case proto.KindStarted:
+			c.record(f.Payload)
 		case proto.KindStdout, proto.KindStderr:
 			if err := c.co.deliver(f); err != nil {
 				return nil, fmt.Errorf("sandbox: write command output: %w", err)
@@ -247,10 +255,7 @@ func (c *helperCall) cancel() {
 }
 
 func (c *helperCall) close() {
-	c.closeOne.Do(func() {
-		c.stopCtx()
-		c.conn.Close()
-	})
+	c.closeOne.Do(func() { c.conn.Close() })
 }
 
 // fail closes the call and explains err.

@@ -5,6 +5,7 @@ import (
 	"encoding/json"
 	"fmt"
 	"sync"
+	"sync/atomic"
 	"time"
 
 	"github.com/dockersandbox/sandbox/internal/proto"
@@ -27,6 +28,8 @@ type channel struct {
 	done    chan struct{} // closed when the channel breaks
 	once    sync.Once
 	err     error
+	// checking: a check of the channel runs; it takes no new requests.
+	checking atomic.Bool
 }
 
 // channel returns the sandbox's shared channel, opening it when needed, or
@@ -35,6 +38,9 @@ func (s *DockerSandbox) channel(ctx context.Context) *channel {
 	s.chMu.Lock()
 	defer s.chMu.Unlock()
 	if s.ch != nil && !s.ch.broken() {
+		if s.ch.checking.Load() {
+			return nil // suspect: requests use their own execs until it answers
+		}
 		return s.ch
 	}
 	if time.Now().Before(s.chRetryAt) {
@@ -97,8 +103,10 @@ func (ch *channel) readLoop() {
 			continue // a cancelled request's late frames
 		}
 		switch f.Kind {
+		case proto.KindStarted:
+			c.record(f.Payload)
 		case proto.KindStdout, proto.KindStderr:
-			_ = c.co.deliver(f) // the library's own writers; they do not fail
+			c.deliver(f)
 		case proto.KindResult:
 			var res proto.Result
 			if err := json.Unmarshal(f.Payload, &res); err != nil {
@@ -115,11 +123,31 @@ func (ch *channel) readLoop() {
 
 // chanCall is a request on the shared channel.
 type chanCall struct {
+	startedProc
 	ch     *channel
 	id     uint32
 	ctx    context.Context
 	co     callOptions
 	result chan *proto.Result
+	outMu  sync.Mutex // orders deliveries before the end of wait
+	ended  bool       // wait returned: output goes nowhere
+}
+
+// deliver hands an output frame to the call's writers (the library's own:
+// they neither fail nor block), unless wait already returned.
+func (c *chanCall) deliver(f proto.Frame) {
+	c.outMu.Lock()
+	defer c.outMu.Unlock()
+	if !c.ended {
+		_ = c.co.deliver(f)
+	}
+}
+
+// endOutput stops deliveries; after it, the writers are the caller's alone.
+func (c *chanCall) endOutput() {
+	c.outMu.Lock()
+	c.ended = true
+	c.outMu.Unlock()
 }
 
 // start registers and sends a request.
@@ -157,6 +185,7 @@ func (ch *channel) forget(id uint32) {
 // wait waits for the result. When ctx ends first, it asks the helper to
 // cancel (kill the command) and waits a little for its confirmation.
 func (c *chanCall) wait() (*proto.Result, error) {
+	defer c.endOutput()
 	select {
 	case res := <-c.result:
 		return res, c.ctx.Err()
@@ -178,6 +207,7 @@ func (c *chanCall) wait() (*proto.Result, error) {
 	case <-c.ch.done:
 	case <-timer.C:
 		c.ch.forget(c.id)
+		c.ch.check()
 	}
 	return nil, c.ctx.Err()
 }

@@ -37,17 +37,20 @@ func TestChannelBreakFallsBack(t *testing.T) {
 	ctx := testCtx(t)
 	require.NoError(t, sb.Write(ctx, "f.txt", []byte("one")))
 
-	// A command in flight when the channel breaks fails clearly. (Killed
-	// from inside, the helper cannot kill it: see README, "Limits".)
+	// A command in flight when the channel breaks fails clearly, and its
+	// tree is killed all the same (by another helper).
 	done := make(chan error, 1)
 	go func() {
-		_, err := sb.Execute(ctx, "sleep 4321")
+		_, err := sb.Execute(ctx, "sleep 4321 & sleep 4322")
 		done <- err
 	}()
-	require.Eventually(t, func() bool { return contains(processes(t, sb), "sleep 4321") }, 10*time.Second, 20*time.Millisecond)
+	require.Eventually(t, func() bool { return contains(processes(t, sb), "sleep 4322") }, 10*time.Second, 20*time.Millisecond)
 	killServe(t, sb)
 	err := <-done
 	assert.ErrorIs(t, err, sandbox.ErrHelper)
+	ps := processes(t, sb)
+	assert.NotContains(t, ps, "sleep 4321")
+	assert.NotContains(t, ps, "sleep 4322")
 
 	// Later calls work: a new channel, or their own execs meanwhile.
 	for range 3 {
@@ -58,6 +61,39 @@ func TestChannelBreakFallsBack(t *testing.T) {
 		require.NoError(t, err)
 		assert.Equal(t, "still here\n", resp.Output)
 		killServe(t, sb)
+	}
+}
+
+// A command that kills or stops the helper serving it (its parent) cannot
+// escape its call: the library kills its tree through another helper.
+func TestCommandTurnsOnItsHelper(t *testing.T) {
+	for _, shared := range []bool{true, false} {
+		t.Run(fmt.Sprintf("shared=%v", shared), func(t *testing.T) {
+			sb := newSandbox(t, testenv.BusyboxImage, sandbox.WithSharedChannel(shared))
+			ctx := testCtx(t)
+
+			_, err := sb.Execute(ctx, "kill -9 $PPID; sleep 4331 & sleep 4332")
+			assert.ErrorIs(t, err, sandbox.ErrHelper)
+			ps := processes(t, sb)
+			assert.NotContains(t, ps, "sleep 4331")
+			assert.NotContains(t, ps, "sleep 4332")
+
+			// A stopped helper misses the timeout: the library enforces it.
+			resp, err := sb.Execute(ctx, "kill -STOP $PPID; echo stopped; sleep 4341 & sleep 4342", sandbox.ExecTimeout(time.Second))
+			require.NoError(t, err)
+			assert.True(t, resp.TimedOut)
+			assert.Equal(t, 124, resp.ExitCode)
+			assert.Contains(t, resp.Output, "Command timed out after 1 seconds")
+			ps = processes(t, sb)
+			assert.NotContains(t, ps, "sleep 4341")
+			assert.NotContains(t, ps, "sleep 4342")
+
+			// The sandbox goes on working.
+			require.NoError(t, sb.Write(ctx, "f.txt", []byte("after")))
+			page, err := sb.Read(ctx, "f.txt")
+			require.NoError(t, err)
+			assert.Equal(t, "after", page.Content)
+		})
 	}
 }
 

@@ -39,11 +39,15 @@ type Cmd struct {
 	// ProcessState describes the command once Wait returns.
 	ProcessState *ProcessState
 
-	ctx    context.Context
-	s      *DockerSandbox
-	call   pending
-	done   bool
-	shared bool // Execute's own writers: the shared channel may carry it
+	ctx  context.Context
+	s    *DockerSandbox
+	call pending
+	// callCtx is the call's context: ctx with a backstop past Timeout,
+	// ended by stopCall.
+	callCtx  context.Context
+	stopCall context.CancelFunc
+	done     bool
+	shared   bool // Execute's own writers: the shared channel may carry it
 }
 
 // ProcessState is the outcome of a finished command.
@@ -123,8 +127,15 @@ func (c *Cmd) Start() error {
 		req.Timeout = 1 // sub-millisecond timeouts still time out
 	}
 	co := callOptions{user: c.User, stdin: c.Stdin, stdout: c.Stdout, stderr: c.Stderr, shared: c.shared && c.Stdin == nil}
-	call, err := c.s.start(c.ctx, req, co)
+	// The helper enforces the timeout; should it fail to (stopped from
+	// inside the sandbox), the library ends the call a little later.
+	c.callCtx, c.stopCall = context.WithCancel(c.ctx)
+	if c.Timeout > 0 {
+		c.callCtx, c.stopCall = context.WithTimeoutCause(c.ctx, c.Timeout+timeoutBackstop, errTimeoutMissed)
+	}
+	call, err := c.s.start(c.callCtx, req, co)
 	if err != nil {
+		c.stopCall()
 		c.done = true
 		return err
 	}
@@ -143,7 +154,12 @@ func (c *Cmd) Wait() error {
 		return errors.New("sandbox: Wait already called")
 	}
 	c.done = true
-	res, err := c.call.wait()
+	res, err := c.s.await(c.call, c.User)
+	if context.Cause(c.callCtx) == errTimeoutMissed {
+		// Killed by the library (await) or on its cancel: a timeout still.
+		res, err = &proto.Result{ExitCode: proto.TimeoutExitCode, TimedOut: true}, nil
+	}
+	c.stopCall()
 	err = c.s.goneOr(err)
 	if res != nil {
 		c.ProcessState = &ProcessState{exitCode: res.ExitCode, timedOut: res.TimedOut, oomKilled: res.OOMKilled}

@@ -2,6 +2,7 @@ package helper
 
 import (
 	"context"
+	"encoding/json"
 	"errors"
 	"io"
 	"os"
@@ -17,9 +18,6 @@ import (
 // what its background children wrote just before. A background process that
 // keeps the output open does not hold the command's result longer than this.
 const drainGrace = 50 * time.Millisecond
-
-// TimeoutExitCode is the exit code of a command killed by its timeout.
-const TimeoutExitCode = 124
 
 // runExec runs req.Command with sh -c in a process group of its own,
 // streaming output frames, and kills the whole tree on timeout or when ctx
@@ -65,6 +63,7 @@ func runExec(ctx context.Context, req proto.Request, in io.Reader, send func(pro
 		}
 		return &proto.Result{Error: &proto.Error{Code: proto.CodeNotFound, Message: err.Error()}, ExitCode: 127}
 	}
+	announceStarted(cmd.Process.Pid, send)
 	if inW != nil {
 		go func() {
 			_, _ = io.Copy(inW, in)
@@ -107,11 +106,20 @@ func runExec(ctx context.Context, req proto.Request, in io.Reader, send func(pro
 
 	res := &proto.Result{ExitCode: exitCode(cmd.ProcessState)}
 	if timedOut {
-		res.ExitCode, res.TimedOut = TimeoutExitCode, true
+		res.ExitCode, res.TimedOut = proto.TimeoutExitCode, true
 	} else if res.ExitCode == 128+int(syscall.SIGKILL) && ooms >= 0 && oomKills() > ooms {
 		res.OOMKilled = true
 	}
 	return res
+}
+
+// announceStarted tells the library which process runs the command (see
+// proto.Started).
+func announceStarted(pid int, send func(proto.Kind, []byte) error) {
+	if st, ok := startTime(pid); ok {
+		b, _ := json.Marshal(proto.Started{Pid: pid, Start: st})
+		_ = send(proto.KindStarted, b) // a failed send fails the output too
+	}
 }
 
 // pump sends what p yields as frames until EOF, a deadline, or a failed send.

@@ -51,19 +51,7 @@ func roundTrip(t *testing.T, w *proto.Writer, r *proto.Reader, req proto.Request
 		require.NoError(t, w.WriteFrame(proto.KindInput, 1, input))
 		require.NoError(t, w.WriteFrame(proto.KindInput, 1, nil))
 	}
-	var out strings.Builder
-	for {
-		f, err := r.ReadFrame()
-		require.NoError(t, err)
-		switch f.Kind {
-		case proto.KindStdout, proto.KindStderr:
-			out.Write(f.Payload)
-		case proto.KindResult:
-			var res proto.Result
-			require.NoError(t, json.Unmarshal(f.Payload, &res))
-			return out.String(), res
-		}
-	}
+	return readResult(t, r)
 }
 
 func TestExecCombined(t *testing.T) {
@@ -103,7 +91,7 @@ func TestExecTimeoutKillsTree(t *testing.T) {
 	assert.Less(t, time.Since(start), 5*time.Second)
 	assert.Equal(t, "up\n", out)
 	assert.True(t, res.TimedOut)
-	assert.Equal(t, TimeoutExitCode, res.ExitCode)
+	assert.Equal(t, proto.TimeoutExitCode, res.ExitCode)
 	for _, m := range []string{"sleep 61.25", "sleep 62.25", "sleep 63.25", "sleep 64.25"} {
 		assert.False(t, alive(m), m)
 	}
@@ -149,4 +137,69 @@ func TestFileOps(t *testing.T) {
 	stop()
 	require.NotNil(t, res.Error)
 	assert.Equal(t, proto.CodeNotFound, res.Error.Code)
+}
+
+func TestExecStartedAndKill(t *testing.T) {
+	w, r, stop := session(t)
+	defer stop()
+	body, err := json.Marshal(proto.Request{Op: proto.OpExec, Command: "sleep 300 & sleep 301; echo survived", Combined: true})
+	require.NoError(t, err)
+	require.NoError(t, w.WriteFrame(proto.KindRequest, 1, body))
+	f, err := r.ReadFrame()
+	require.NoError(t, err)
+	require.Equal(t, proto.KindStarted, f.Kind)
+	var st proto.Started
+	require.NoError(t, json.Unmarshal(f.Payload, &st))
+	require.Positive(t, st.Pid)
+	require.Positive(t, st.Start)
+	require.Eventually(t, func() bool { return len(tree(st.Pid)) == 2 }, 10*time.Second, 10*time.Millisecond)
+	procs := append(tree(st.Pid), st.Pid)
+
+	// Another start time names another process: nothing is killed.
+	_, res := oneRequest(t, proto.Request{Op: proto.OpKill, Pid: st.Pid, Start: st.Start + 1})
+	require.Nil(t, res.Error)
+	_, ok := startTime(st.Pid)
+	require.True(t, ok, "a kill with the wrong start time killed the command")
+
+	// From another helper, as when the one serving the command died.
+	_, res = oneRequest(t, proto.Request{Op: proto.OpKill, Pid: st.Pid, Start: st.Start})
+	require.Nil(t, res.Error)
+	out, res := readResult(t, r)
+	assert.Equal(t, 128+9, res.ExitCode)
+	assert.NotContains(t, out, "survived")
+	for _, p := range procs {
+		// Dead when the kill request returned: gone, or a zombie until
+		// whoever inherited it reaps it.
+		assert.True(t, dead(p), "process %d of the tree survived", p)
+	}
+
+	// Gone by now: not an error.
+	_, res = oneRequest(t, proto.Request{Op: proto.OpKill, Pid: st.Pid, Start: st.Start})
+	assert.Nil(t, res.Error)
+}
+
+// oneRequest runs req on a helper of its own.
+func oneRequest(t *testing.T, req proto.Request) (string, proto.Result) {
+	t.Helper()
+	w, r, stop := session(t)
+	defer stop()
+	return roundTrip(t, w, r, req, nil)
+}
+
+// readResult collects output frames until the result.
+func readResult(t *testing.T, r *proto.Reader) (string, proto.Result) {
+	t.Helper()
+	var out strings.Builder
+	for {
+		f, err := r.ReadFrame()
+		require.NoError(t, err)
+		switch f.Kind {
+		case proto.KindStdout, proto.KindStderr:
+			out.Write(f.Payload)
+		case proto.KindResult:
+			var res proto.Result
+			require.NoError(t, json.Unmarshal(f.Payload, &res))
+			return out.String(), res
+		}
+	}
 }

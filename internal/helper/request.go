@@ -45,6 +45,11 @@ func validateRequest(req *proto.Request) *proto.Error {
 			return checkPath("dir", req.Dir)
 		}
 		return nil
+	case proto.OpKill:
+		if req.Pid <= 1 || req.Start == 0 {
+			return badRequest("kill needs a pid above 1 and its start time")
+		}
+		return nil
 	case proto.OpRead, proto.OpWrite, proto.OpEdit, proto.OpLs, proto.OpGlob, proto.OpGrep, proto.OpDelete, proto.OpCat:
 		return checkPath("path", req.Path)
 	case proto.OpRename:

@@ -228,6 +228,8 @@ func handle(ctx context.Context, req proto.Request, in io.Reader, send func(prot
 		return runExec(ctx, req, in, send)
 	case proto.OpCat:
 		return catFile(ctx, req, send)
+	case proto.OpKill:
+		return killRequest(req)
 	case proto.OpRead, proto.OpWrite, proto.OpEdit, proto.OpLs, proto.OpGlob, proto.OpGrep,
 		proto.OpDelete, proto.OpStat, proto.OpPrepare, proto.OpRename:
 		return fileOp(ctx, req, in)

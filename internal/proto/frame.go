@@ -15,7 +15,8 @@ import (
 
 // Version is the protocol version. The helper announces it in its first
 // frame; a library that speaks another version refuses to talk.
-const Version = 1
+// Version 2 added the Started frame and the kill operation.
+const Version = 2
 
 // Kind says what a frame carries.
 type Kind byte
@@ -29,6 +30,7 @@ const (
 	KindStdout  Kind = 'O' // helper → library: command output
 	KindStderr  Kind = 'E' // helper → library: command error output
 	KindResult  Kind = 'R' // helper → library: Result JSON, last frame of a request
+	KindStarted Kind = 'S' // helper → library: Started JSON, once an exec's command runs
 )
 
 // MaxPayload bounds one frame's payload, so a broken or hostile peer cannot
@@ -102,7 +104,7 @@ func (r *Reader) ReadFrame() (Frame, error) {
 	}
 	f := Frame{Kind: Kind(hdr[0]), ID: binary.BigEndian.Uint32(hdr[1:5])}
 	switch f.Kind {
-	case KindHello, KindRequest, KindInput, KindCancel, KindStdout, KindStderr, KindResult:
+	case KindHello, KindRequest, KindInput, KindCancel, KindStdout, KindStderr, KindResult, KindStarted:
 	default:
 		return Frame{}, fmt.Errorf("%w: unknown kind %q", ErrBadFrame, hdr[0])
 	}

@@ -28,7 +28,18 @@ const (
 	OpPrepare = "prepare" // batch: Paths → Stats, parents created (upload preflight)
 	OpRename  = "rename"  // Path renamed to New (finishes an atomic upload)
 	OpCat     = "cat"     // Path's bytes as Stdout frames, at most Limit+1 of them
+	OpKill    = "kill"    // the process tree of Pid, if Pid still started at Start
 )
+
+// Started tells the library which process runs an exec request's command,
+// so that it can kill the command's tree (OpKill) when the helper serving
+// the request dies or stops answering. Start is the process's start time
+// (field 22 of /proc/<pid>/stat), which tells it from a later process that
+// reuses the pid.
+type Started struct {
+	Pid   int    `json:"pid"`
+	Start uint64 `json:"start"`
+}
 
 // Request asks the helper to do one thing. Fields are used per Op.
 type Request struct {
@@ -42,6 +53,10 @@ type Request struct {
 	Combined bool     `json:"combined,omitempty"`   // stderr into the stdout stream
 	Stdin    bool     `json:"stdin,omitempty"`      // Input frames feed the command
 
+	// kill
+	Pid   int    `json:"pid,omitempty"`
+	Start uint64 `json:"start,omitempty"`
+
 	// files
 	Path       string   `json:"path,omitempty"`
 	Paths      []string `json:"paths,omitempty"`
@@ -54,6 +69,9 @@ type Request struct {
 	Glob       string   `json:"glob,omitempty"`
 	MaxCount   int      `json:"max_count,omitempty"`
 }
+
+// TimeoutExitCode is the exit code of a command killed by its timeout.
+const TimeoutExitCode = 124
 
 // Result answers a Request. Error is set when the operation failed.
 type Result struct {
