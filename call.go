@@ -63,7 +63,9 @@ func pumpInput(out *proto.Writer, id uint32, r io.Reader) {
 // pending is a request in flight, on the shared channel or its own exec.
 type pending interface {
 	wait() (*proto.Result, error)
-	started() *proto.Started // the command's process, once known
+	// lost is called when wait returned no result: it makes sure the
+	// request's command is dead.
+	lost()
 }
 
 // call runs one request and waits for its result. A read-only request
@@ -73,7 +75,7 @@ func (s *DockerSandbox) call(ctx context.Context, req proto.Request, co callOpti
 	if err != nil {
 		return nil, err
 	}
-	res, err := s.await(p, co.user)
+	res, err := s.await(p)
 	if errors.Is(err, errChannelBroken) && s.closed.Load() {
 		return nil, ErrClosed
 	}
@@ -111,7 +113,6 @@ func retrySafe(op string) bool {
 // helperCall is one running request on its own attached exec.
 type helperCall struct {
 	*helperConn
-	startedProc
 	ctx      context.Context
 	s        *DockerSandbox
 	co       callOptions
@@ -226,8 +227,7 @@ func (c *helperCall) wait() (*proto.Result, error) {
 			return nil, c.fail(err)
 		}
 		switch f.Kind {
-		case proto.KindStarted:
-			c.record(f.Payload)
+		case proto.KindAlive:
 		case proto.KindStdout, proto.KindStderr:
 			if err := c.co.deliver(f); err != nil {
 				return nil, fmt.Errorf("sandbox: write command output: %w", err)

@@ -21,6 +21,7 @@ const channelRetry = 5 * time.Second
 
 // channel multiplexes requests over one long-lived helper exec ("serve").
 type channel struct {
+	s       *DockerSandbox
 	hc      *helperConn
 	mu      sync.Mutex
 	pending map[uint32]*chanCall
@@ -28,8 +29,13 @@ type channel struct {
 	done    chan struct{} // closed when the channel breaks
 	once    sync.Once
 	err     error
+	reaped  chan struct{} // closed when the commands of a broken channel are dead
 	// checking: a check of the channel runs; it takes no new requests.
 	checking atomic.Bool
+	checked  chan struct{} // the check in flight, if any
+	// heard is when the helper last sent a frame (unix nanoseconds), or
+	// when the channel last became busy.
+	heard atomic.Int64
 }
 
 // channel returns the sandbox's shared channel, opening it when needed, or
@@ -53,8 +59,9 @@ func (s *DockerSandbox) channel(ctx context.Context) *channel {
 		}
 		return nil
 	}
-	s.ch = &channel{hc: hc, pending: map[uint32]*chanCall{}, done: make(chan struct{})}
+	s.ch = &channel{s: s, hc: hc, pending: map[uint32]*chanCall{}, done: make(chan struct{}), reaped: make(chan struct{})}
 	go s.ch.readLoop()
+	go s.ch.watch()
 	return s.ch
 }
 
@@ -82,6 +89,7 @@ func (ch *channel) breakWith(err error) {
 		ch.err = err
 		close(ch.done)
 		ch.hc.conn.Close()
+		go ch.reap()
 	})
 }
 
@@ -93,6 +101,7 @@ func (ch *channel) readLoop() {
 			ch.breakWith(err)
 			return
 		}
+		ch.heard.Store(time.Now().UnixNano())
 		ch.mu.Lock()
 		c := ch.pending[f.ID]
 		if f.Kind == proto.KindResult {
@@ -103,8 +112,6 @@ func (ch *channel) readLoop() {
 			continue // a cancelled request's late frames
 		}
 		switch f.Kind {
-		case proto.KindStarted:
-			c.record(f.Payload)
 		case proto.KindStdout, proto.KindStderr:
 			c.deliver(f)
 		case proto.KindResult:
@@ -123,7 +130,6 @@ func (ch *channel) readLoop() {
 
 // chanCall is a request on the shared channel.
 type chanCall struct {
-	startedProc
 	ch     *channel
 	id     uint32
 	ctx    context.Context
@@ -160,6 +166,9 @@ func (ch *channel) start(ctx context.Context, req proto.Request, co callOptions)
 	if ch.broken() {
 		ch.mu.Unlock()
 		return nil, errChannelBroken
+	}
+	if len(ch.pending) == 0 {
+		ch.heard.Store(time.Now().UnixNano()) // silence counts from now
 	}
 	ch.nextID++
 	c := &chanCall{ch: ch, id: ch.nextID, ctx: ctx, co: co, result: make(chan *proto.Result, 1)}
@@ -207,7 +216,6 @@ func (c *chanCall) wait() (*proto.Result, error) {
 	case <-c.ch.done:
 	case <-timer.C:
 		c.ch.forget(c.id)
-		c.ch.check()
 	}
 	return nil, c.ctx.Err()
 }

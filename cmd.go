@@ -154,7 +154,7 @@ func (c *Cmd) Wait() error {
 		return errors.New("sandbox: Wait already called")
 	}
 	c.done = true
-	res, err := c.s.await(c.call, c.User)
+	res, err := c.s.await(c.call)
 	if context.Cause(c.callCtx) == errTimeoutMissed {
 		// Killed by the library (await) or on its cancel: a timeout still.
 		res, err = &proto.Result{ExitCode: proto.TimeoutExitCode, TimedOut: true}, nil

@@ -2,9 +2,7 @@ package sandbox
 
 import (
 	"context"
-	"encoding/json"
 	"fmt"
-	"sync/atomic"
 	"time"
 
 	"github.com/dockersandbox/sandbox/internal/proto"
@@ -13,89 +11,139 @@ import (
 // A command must not outlive its call. The helper serving a request kills
 // the command's tree on timeout, on cancel and when its connection drops;
 // but a helper that is itself killed or stopped from inside the sandbox
-// (pkill, kill -STOP) can do none of that. So the helper tells the library
-// which process runs each command (proto.Started), and when a call ends
-// without a result the library kills that tree through another helper
-// (proto.OpKill), and checks that the shared channel still answers.
+// (kill $PPID, kill -STOP) can do none of that. Every helper leads a
+// session, which the commands it starts share; when a call ends without a
+// result, the library has another helper kill the running commands of that
+// session (proto.OpKill). A helper with requests running says it is alive
+// every proto.AliveInterval, so that a stopped one is noticed, and the
+// library enforces a command's timeout itself when the helper misses it.
 
-// killTimeout bounds the exec that kills an orphaned command.
+// killTimeout bounds the exec that kills a lost helper's commands.
 const killTimeout = 5 * time.Second
 
-// stallTimeout is how long the shared channel has to answer a check
-// before it is declared stalled and dropped.
+// stallTimeout is how long the shared channel may stay silent with
+// requests pending, and then how long it has to answer a check, before it
+// is dropped as stalled.
 const stallTimeout = 5 * time.Second
 
 // timeoutBackstop is how long past a command's timeout the library waits
-// for the helper to report it, before it kills the command itself.
-const timeoutBackstop = 5 * time.Second
+// for the helper to report it, before it ends the call itself.
+const timeoutBackstop = 3 * time.Second
 
 var (
 	errChannelStalled = fmt.Errorf("%w: the shared channel stopped answering", ErrHelper)
 	errTimeoutMissed  = fmt.Errorf("%w: the helper missed the command's timeout", ErrHelper)
 )
 
-// startedProc records the process that runs a call's command.
-type startedProc struct{ p atomic.Pointer[proto.Started] }
-
-// record keeps the Started frame's payload; a malformed one is ignored (the
-// command is then only killed by its own helper).
-func (sp *startedProc) record(payload []byte) {
-	var st proto.Started
-	if json.Unmarshal(payload, &st) == nil && st.Pid > 1 && st.Start > 0 {
-		sp.p.Store(&st)
-	}
-}
-
-// started returns the command's process, or nil when none started.
-func (sp *startedProc) started() *proto.Started { return sp.p.Load() }
-
-// await waits for p's result. When none came (the helper died, lost its
-// connection, or did not confirm a cancel), the command p started may
-// still run: it is killed through an exec of its own, as user.
-func (s *DockerSandbox) await(p pending, user string) (*proto.Result, error) {
+// await waits for p's result. When none came (the helper died, stopped, or
+// did not confirm a cancel), the commands of p's helper may still run: p
+// makes sure they do not before await returns.
+func (s *DockerSandbox) await(p pending) (*proto.Result, error) {
 	res, err := p.wait()
 	if res == nil && err != nil {
-		if st := p.started(); st != nil {
-			s.killCommand(st, user)
-		}
+		p.lost()
 	}
 	return res, err
 }
 
-// killCommand kills the process tree of st, if it still runs. It fails
-// quietly: the sandbox may be closed or gone, and the caller already has
-// an error to report.
-func (s *DockerSandbox) killCommand(st *proto.Started, user string) {
+// killSession has another helper, run as user, kill the running commands of
+// the helper leading session, and that helper. It fails quietly: the
+// sandbox may be closed or gone, and the caller has an error to report.
+func (s *DockerSandbox) killSession(session int, user string) {
+	if session <= 1 {
+		return
+	}
 	ctx, cancel := context.WithTimeout(context.Background(), killTimeout)
 	defer cancel()
-	if p, err := s.startExec(ctx, proto.Request{Op: proto.OpKill, Pid: st.Pid, Start: st.Start}, callOptions{user: user}); err == nil {
+	if p, err := s.startExec(ctx, proto.Request{Op: proto.OpKill, Session: session}, callOptions{user: user}); err == nil {
 		_, _ = p.wait()
 	}
 }
 
-// check makes sure the channel still answers, after a cancel it did not
-// confirm: its helper may have been stopped, and every request on it would
-// wait for ever. It sends a trivial request; without an answer within
-// stallTimeout the channel is dropped (its pending calls fail, and kill
-// their commands through other helpers). Meanwhile the channel takes no
-// new requests. One check runs at a time.
-func (ch *channel) check() {
-	if !ch.checking.CompareAndSwap(false, true) {
-		return
+// lost makes sure the request's command is dead: its helper serves it
+// alone, so it and its commands are killed.
+func (c *helperCall) lost() { c.s.killSession(c.hello.Session, c.co.user) }
+
+// lost makes sure the request's command is dead. On a broken channel, the
+// channel's commands are killed (reap); on one that did not confirm a
+// cancel in time, a check tells a slow helper (which will kill the command)
+// from a stopped one (the channel is then broken).
+func (c *chanCall) lost() {
+	if !c.ch.broken() {
+		<-c.ch.check()
 	}
-	go func() {
-		defer ch.checking.Store(false)
-		ctx, cancel := context.WithTimeout(context.Background(), stallTimeout)
-		defer cancel()
-		c, err := ch.start(ctx, proto.Request{Op: proto.OpStat, Paths: []string{"/"}}, callOptions{})
-		if err != nil {
-			return // broken already
-		}
+	if c.ch.broken() {
+		<-c.ch.reaped
+	}
+}
+
+// reap kills the commands of a broken channel's helper, unless the sandbox
+// was closed (removing the container ends them), then closes reaped.
+func (ch *channel) reap() {
+	defer close(ch.reaped)
+	if ch.err != ErrClosed && !ch.s.closed.Load() {
+		ch.s.killSession(ch.hc.hello.Session, "")
+	}
+}
+
+// watch checks the channel when requests are pending and the helper, which
+// says it is alive every proto.AliveInterval while it has requests, has
+// been silent for stallTimeout: it may have been stopped.
+func (ch *channel) watch() {
+	t := time.NewTicker(proto.AliveInterval)
+	defer t.Stop()
+	for {
 		select {
-		case <-c.result:
 		case <-ch.done:
-		case <-ctx.Done():
-			ch.breakWith(errChannelStalled)
+			return
+		case <-t.C:
+			ch.mu.Lock()
+			busy := len(ch.pending) > 0
+			ch.mu.Unlock()
+			if busy && time.Since(time.Unix(0, ch.heard.Load())) > stallTimeout {
+				ch.check()
+			}
 		}
+	}
+}
+
+// check makes sure the channel still answers: after a silence or a cancel
+// it did not confirm, its helper may have been stopped, and every request
+// on it would wait for ever. It sends a trivial request; without an answer
+// within stallTimeout the channel is broken. Meanwhile the channel takes
+// no new requests. The returned channel is closed with the verdict;
+// concurrent checks share one.
+func (ch *channel) check() <-chan struct{} {
+	ch.mu.Lock()
+	defer ch.mu.Unlock()
+	if ch.checked != nil {
+		return ch.checked
+	}
+	done := make(chan struct{})
+	ch.checked = done
+	ch.checking.Store(true)
+	go func() {
+		ch.probe()
+		ch.mu.Lock()
+		ch.checked = nil
+		ch.mu.Unlock()
+		ch.checking.Store(false)
+		close(done)
 	}()
+	return done
+}
+
+func (ch *channel) probe() {
+	ctx, cancel := context.WithTimeout(context.Background(), stallTimeout)
+	defer cancel()
+	c, err := ch.start(ctx, proto.Request{Op: proto.OpStat, Paths: []string{"/"}}, callOptions{})
+	if err != nil {
+		return // broken already
+	}
+	select {
+	case <-c.result:
+	case <-ch.done:
+	case <-ctx.Done():
+		ch.breakWith(errChannelStalled)
+	}
 }

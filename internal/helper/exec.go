@@ -2,7 +2,6 @@ package helper
 
 import (
 	"context"
-	"encoding/json"
 	"errors"
 	"io"
 	"os"
@@ -63,7 +62,6 @@ func runExec(ctx context.Context, req proto.Request, in io.Reader, send func(pro
 		}
 		return &proto.Result{Error: &proto.Error{Code: proto.CodeNotFound, Message: err.Error()}, ExitCode: 127}
 	}
-	announceStarted(cmd.Process.Pid, send)
 	if inW != nil {
 		go func() {
 			_, _ = io.Copy(inW, in)
@@ -111,15 +109,6 @@ func runExec(ctx context.Context, req proto.Request, in io.Reader, send func(pro
 		res.OOMKilled = true
 	}
 	return res
-}
-
-// announceStarted tells the library which process runs the command (see
-// proto.Started).
-func announceStarted(pid int, send func(proto.Kind, []byte) error) {
-	if st, ok := startTime(pid); ok {
-		b, _ := json.Marshal(proto.Started{Pid: pid, Start: st})
-		_ = send(proto.KindStarted, b) // a failed send fails the output too
-	}
 }
 
 // pump sends what p yields as frames until EOF, a deadline, or a failed send.

@@ -2,10 +2,14 @@ package helper
 
 import (
 	"encoding/json"
+	"fmt"
 	"io"
 	"os"
+	"os/exec"
 	"path/filepath"
+	"strconv"
 	"strings"
+	"syscall"
 	"testing"
 	"time"
 
@@ -139,42 +143,58 @@ func TestFileOps(t *testing.T) {
 	assert.Equal(t, proto.CodeNotFound, res.Error.Code)
 }
 
-func TestExecStartedAndKill(t *testing.T) {
-	w, r, stop := session(t)
-	defer stop()
-	body, err := json.Marshal(proto.Request{Op: proto.OpExec, Command: "sleep 300 & sleep 301; echo survived", Combined: true})
-	require.NoError(t, err)
-	require.NoError(t, w.WriteFrame(proto.KindRequest, 1, body))
-	f, err := r.ReadFrame()
-	require.NoError(t, err)
-	require.Equal(t, proto.KindStarted, f.Kind)
-	var st proto.Started
-	require.NoError(t, json.Unmarshal(f.Payload, &st))
-	require.Positive(t, st.Pid)
-	require.Positive(t, st.Start)
-	require.Eventually(t, func() bool { return len(tree(st.Pid)) == 2 }, 10*time.Second, 10*time.Millisecond)
-	procs := append(tree(st.Pid), st.Pid)
-
-	// Another start time names another process: nothing is killed.
-	_, res := oneRequest(t, proto.Request{Op: proto.OpKill, Pid: st.Pid, Start: st.Start + 1})
-	require.Nil(t, res.Error)
-	_, ok := startTime(st.Pid)
-	require.True(t, ok, "a kill with the wrong start time killed the command")
-
-	// From another helper, as when the one serving the command died.
-	_, res = oneRequest(t, proto.Request{Op: proto.OpKill, Pid: st.Pid, Start: st.Start})
-	require.Nil(t, res.Error)
-	out, res := readResult(t, r)
-	assert.Equal(t, 128+9, res.ExitCode)
-	assert.NotContains(t, out, "survived")
-	for _, p := range procs {
-		// Dead when the kill request returned: gone, or a zombie until
-		// whoever inherited it reaps it.
-		assert.True(t, dead(p), "process %d of the tree survived", p)
+func TestKillSession(t *testing.T) {
+	// A stand-in for a helper: a session leader whose commands run in
+	// process groups of their own (job control), one of them finished but
+	// for a background process.
+	helper := exec.Command("bash", "-c", "set -m; sleep 300 & sleep 301 & (sleep 302 &); wait")
+	helper.SysProcAttr = &syscall.SysProcAttr{Setsid: true}
+	require.NoError(t, helper.Start())
+	waited := make(chan error, 1)
+	go func() { waited <- helper.Wait() }()
+	sid := helper.Process.Pid
+	find := func(cmdline string) int {
+		for _, p := range tree(sid) {
+			if b, _ := os.ReadFile(fmt.Sprintf("/proc/%d/cmdline", p)); strings.ReplaceAll(string(b), "\x00", " ") == cmdline+" " {
+				return p
+			}
+		}
+		return 0
 	}
+	var running []int
+	require.Eventually(t, func() bool {
+		running = []int{find("sleep 300"), find("sleep 301")}
+		return running[0] != 0 && running[1] != 0
+	}, 10*time.Second, 10*time.Millisecond)
+	var background int
+	require.Eventually(t, func() bool {
+		entries, _ := os.ReadDir("/proc")
+		for _, e := range entries {
+			pid, _ := strconv.Atoi(e.Name())
+			if b, _ := os.ReadFile("/proc/" + e.Name() + "/cmdline"); string(b) == "sleep\x00302\x00" {
+				if f := statFields(pid); len(f) > 3 && f[3] == strconv.Itoa(sid) {
+					background = pid
+				}
+			}
+		}
+		return background != 0
+	}, 10*time.Second, 10*time.Millisecond)
+	defer syscall.Kill(background, syscall.SIGKILL)
+
+	_, res := oneRequest(t, proto.Request{Op: proto.OpKill, Session: sid})
+	require.Nil(t, res.Error)
+	for _, p := range running {
+		assert.True(t, dead(p), "command %d survived", p)
+	}
+	select {
+	case <-waited: // the helper ends too (killed, or its commands gone)
+	case <-time.After(10 * time.Second):
+		t.Error("the helper survived")
+	}
+	assert.False(t, dead(background), "a finished command's background process was killed")
 
 	// Gone by now: not an error.
-	_, res = oneRequest(t, proto.Request{Op: proto.OpKill, Pid: st.Pid, Start: st.Start})
+	_, res = oneRequest(t, proto.Request{Op: proto.OpKill, Session: sid})
 	assert.Nil(t, res.Error)
 }
 
@@ -202,4 +222,25 @@ func readResult(t *testing.T, r *proto.Reader) (string, proto.Result) {
 			return out.String(), res
 		}
 	}
+}
+
+func TestAliveWhileBusy(t *testing.T) {
+	w, r, stop := session(t)
+	defer stop()
+	body, err := json.Marshal(proto.Request{Op: proto.OpExec, Command: "sleep 2.5"})
+	require.NoError(t, err)
+	require.NoError(t, w.WriteFrame(proto.KindRequest, 1, body))
+	alive := 0
+	for {
+		f, err := r.ReadFrame()
+		require.NoError(t, err)
+		if f.Kind == proto.KindAlive {
+			assert.Zero(t, f.ID)
+			alive++
+		}
+		if f.Kind == proto.KindResult {
+			break
+		}
+	}
+	assert.GreaterOrEqual(t, alive, 1, "no alive frame in 2.5 s of work")
 }

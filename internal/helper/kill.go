@@ -103,17 +103,6 @@ func tree(pid int) []int {
 	return out
 }
 
-// startTime reads the start time of pid (in clock ticks since boot) from
-// /proc/<pid>/stat: with the pid, it names one process for good.
-func startTime(pid int) (uint64, bool) {
-	f := statFields(pid)
-	if len(f) < 20 {
-		return 0, false
-	}
-	st, err := strconv.ParseUint(f[19], 10, 64)
-	return st, err == nil
-}
-
 // statFields returns the fields of /proc/<pid>/stat after the command name,
 // the first being the state (field 3 in proc(5)).
 func statFields(pid int) []string {
@@ -130,12 +119,43 @@ func statFields(pid int) []string {
 	return strings.Fields(s[i+1:])
 }
 
-// killRequest kills the process tree of req.Pid, if that process is still
-// the one that started at req.Start rather than a later one with its pid.
-// A process that is gone is no error: the request is that it not run.
+// ownSession makes the helper lead a session of its own, which the
+// commands it runs share (an exec is usually one already), and returns its
+// ID; 0 when it cannot.
+func ownSession() int {
+	pid := os.Getpid()
+	if f := statFields(pid); len(f) > 3 && f[3] == strconv.Itoa(pid) {
+		return pid
+	}
+	if sid, err := syscall.Setsid(); err == nil {
+		return sid
+	}
+	return 0
+}
+
+// killRequest kills what runs for the helper leading req.Session, which
+// died or stopped answering: each command it started, with its tree (a
+// process group in that session whose leader, the command's shell, is
+// alive), then that helper itself. Background processes of commands that
+// already finished (groups whose leader is gone) are left alone, as they
+// would have been. A session that is gone is no error.
+//
+// No other session can have taken the ID meanwhile: the kernel does not
+// reuse a pid while it names a session with members.
 func killRequest(req proto.Request) *proto.Result {
-	if st, ok := startTime(req.Pid); ok && st == req.Start {
-		killTree(req.Pid)
+	sid := strconv.Itoa(req.Session)
+	entries, _ := os.ReadDir("/proc")
+	for _, e := range entries {
+		pid, err := strconv.Atoi(e.Name())
+		if err != nil || pid == req.Session {
+			continue
+		}
+		if f := statFields(pid); len(f) > 3 && f[3] == sid && f[2] == e.Name() && !dead(pid) {
+			killTree(pid)
+		}
+	}
+	if f := statFields(req.Session); len(f) > 3 && f[3] == sid {
+		_ = syscall.Kill(req.Session, syscall.SIGKILL)
 	}
 	return &proto.Result{}
 }

@@ -46,8 +46,8 @@ func validateRequest(req *proto.Request) *proto.Error {
 		}
 		return nil
 	case proto.OpKill:
-		if req.Pid <= 1 || req.Start == 0 {
-			return badRequest("kill needs a pid above 1 and its start time")
+		if req.Session <= 1 {
+			return badRequest("kill needs a session above 1")
 		}
 		return nil
 	case proto.OpRead, proto.OpWrite, proto.OpEdit, proto.OpLs, proto.OpGlob, proto.OpGrep, proto.OpDelete, proto.OpCat:

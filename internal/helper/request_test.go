@@ -58,10 +58,9 @@ func TestDecodeRequestRejects(t *testing.T) {
 		{`{"op":"read","path":1}`, proto.CodeBadRequest, "cannot unmarshal"},
 		{`{"op":"read","path":"/a","offset":1e400}`, proto.CodeBadRequest, "cannot unmarshal"},
 		{`null`, proto.CodeBadRequest, `unknown operation ""`},
-		{`{"op":"kill"}`, proto.CodeBadRequest, "kill needs a pid"},
-		{`{"op":"kill","pid":1,"start":5}`, proto.CodeBadRequest, "kill needs a pid"},
-		{`{"op":"kill","pid":7}`, proto.CodeBadRequest, "kill needs a pid"},
-		{`{"op":"kill","pid":-7,"start":5}`, proto.CodeBadRequest, "kill needs a pid"},
+		{`{"op":"kill"}`, proto.CodeBadRequest, "kill needs a session"},
+		{`{"op":"kill","session":1}`, proto.CodeBadRequest, "kill needs a session"},
+		{`{"op":"kill","session":-7}`, proto.CodeBadRequest, "kill needs a session"},
 		{`{}`, proto.CodeBadRequest, `unknown operation ""`},
 		{`{"op":"chmod","path":"/a"}`, proto.CodeBadRequest, `unknown operation "chmod"`},
 		{`{"op":"READ","path":"/a"}`, proto.CodeBadRequest, `unknown operation "READ"`},
@@ -124,7 +123,7 @@ func TestDecodeRequestKnowsEveryOp(t *testing.T) {
 	})
 	require.Contains(t, ops, proto.OpExec)
 	for _, op := range ops {
-		req := proto.Request{Op: op, Command: "true", Path: "/a", New: "/b", Paths: []string{"/c"}, Pid: 2, Start: 1}
+		req := proto.Request{Op: op, Command: "true", Path: "/a", New: "/b", Paths: []string{"/c"}, Session: 2}
 		body, err := json.Marshal(req)
 		require.NoError(t, err)
 		_, perr := decodeRequest(body)

@@ -23,7 +23,7 @@ func Serve(r io.Reader, w io.Writer, once bool) error {
 	announce()
 	fw := proto.NewWriter(w)
 	hello, _ := json.Marshal(proto.Hello{
-		Version: proto.Version, UID: os.Getuid(), GID: os.Getgid(), Arch: runtime.GOARCH,
+		Version: proto.Version, Session: ownSession(), UID: os.Getuid(), GID: os.Getgid(), Arch: runtime.GOARCH,
 	})
 	if err := fw.WriteFrame(proto.KindHello, 0, hello); err != nil {
 		return err
@@ -169,11 +169,13 @@ func (s *server) dispatch(ctx context.Context, f proto.Frame, once bool) error {
 const heartbeat = 100 * time.Millisecond
 
 // keepAlive announces activity to PID 1 every heartbeat while requests
-// run, until ctx ends. (An idle shared channel is not activity: a sandbox
-// whose owner keeps it open but sends nothing still times out.)
+// run, and to the library every proto.AliveInterval, until ctx ends. (An
+// idle shared channel is not activity: a sandbox whose owner keeps it open
+// but sends nothing still times out.)
 func (s *server) keepAlive(ctx context.Context) {
 	t := time.NewTicker(heartbeat)
 	defer t.Stop()
+	lastAlive := time.Now()
 	for {
 		select {
 		case <-ctx.Done():
@@ -182,8 +184,13 @@ func (s *server) keepAlive(ctx context.Context) {
 			s.mu.Lock()
 			busy := len(s.reqs) > 0
 			s.mu.Unlock()
-			if busy {
-				announce()
+			if !busy {
+				continue
+			}
+			announce()
+			if time.Since(lastAlive) >= proto.AliveInterval {
+				lastAlive = time.Now()
+				_ = s.w.WriteFrame(proto.KindAlive, 0, nil)
 			}
 		}
 	}

@@ -11,11 +11,12 @@ import (
 	"fmt"
 	"io"
 	"sync"
+	"time"
 )
 
 // Version is the protocol version. The helper announces it in its first
 // frame; a library that speaks another version refuses to talk.
-// Version 2 added the Started frame and the kill operation.
+// Version 2 added the Alive frame, the helper's session and the kill operation.
 const Version = 2
 
 // Kind says what a frame carries.
@@ -30,8 +31,12 @@ const (
 	KindStdout  Kind = 'O' // helper → library: command output
 	KindStderr  Kind = 'E' // helper → library: command error output
 	KindResult  Kind = 'R' // helper → library: Result JSON, last frame of a request
-	KindStarted Kind = 'S' // helper → library: Started JSON, once an exec's command runs
+	KindAlive   Kind = 'A' // helper → library: ID 0, every AliveInterval while requests run
 )
+
+// AliveInterval is how often a helper with requests running says so
+// (KindAlive): a channel silent for much longer has a stopped helper.
+const AliveInterval = time.Second
 
 // MaxPayload bounds one frame's payload, so a broken or hostile peer cannot
 // make the other side allocate without limit.
@@ -104,7 +109,7 @@ func (r *Reader) ReadFrame() (Frame, error) {
 	}
 	f := Frame{Kind: Kind(hdr[0]), ID: binary.BigEndian.Uint32(hdr[1:5])}
 	switch f.Kind {
-	case KindHello, KindRequest, KindInput, KindCancel, KindStdout, KindStderr, KindResult, KindStarted:
+	case KindHello, KindRequest, KindInput, KindCancel, KindStdout, KindStderr, KindResult, KindAlive:
 	default:
 		return Frame{}, fmt.Errorf("%w: unknown kind %q", ErrBadFrame, hdr[0])
 	}

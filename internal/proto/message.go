@@ -8,7 +8,10 @@ import (
 
 // Hello is the helper's first frame.
 type Hello struct {
-	Version int    `json:"version"`
+	Version int `json:"version"`
+	// Session is the helper's session ID (its pid: it leads the session),
+	// which the commands it runs share; 0 when it could not have one.
+	Session int    `json:"session,omitempty"`
 	UID     int    `json:"uid"`
 	GID     int    `json:"gid"`
 	Arch    string `json:"arch"`
@@ -28,18 +31,8 @@ const (
 	OpPrepare = "prepare" // batch: Paths → Stats, parents created (upload preflight)
 	OpRename  = "rename"  // Path renamed to New (finishes an atomic upload)
 	OpCat     = "cat"     // Path's bytes as Stdout frames, at most Limit+1 of them
-	OpKill    = "kill"    // the process tree of Pid, if Pid still started at Start
+	OpKill    = "kill"    // the running commands of the helper leading Session, and that helper
 )
-
-// Started tells the library which process runs an exec request's command,
-// so that it can kill the command's tree (OpKill) when the helper serving
-// the request dies or stops answering. Start is the process's start time
-// (field 22 of /proc/<pid>/stat), which tells it from a later process that
-// reuses the pid.
-type Started struct {
-	Pid   int    `json:"pid"`
-	Start uint64 `json:"start"`
-}
 
 // Request asks the helper to do one thing. Fields are used per Op.
 type Request struct {
@@ -54,8 +47,7 @@ type Request struct {
 	Stdin    bool     `json:"stdin,omitempty"`      // Input frames feed the command
 
 	// kill
-	Pid   int    `json:"pid,omitempty"`
-	Start uint64 `json:"start,omitempty"`
+	Session int `json:"session,omitempty"`
 
 	// files
 	Path       string   `json:"path,omitempty"`
