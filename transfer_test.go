@@ -62,6 +62,28 @@ func TestTransfer(t *testing.T) {
 			assert.Equal(t, []byte("new"), download(t, sb, p))
 		})
 
+		t.Run("OverwritesLarge", func(t *testing.T) {
+			// Through the archive API; the old content is freed after the
+			// answer, and nothing of it is left.
+			dir := testDir(t)
+			p := dir + "/big.bin"
+			old := bytes.Repeat([]byte("o"), 3<<20)
+			up, err := sb.UploadFiles(testCtx(t), []sandbox.FileUpload{{Path: p, Content: old}})
+			require.NoError(t, err)
+			require.NoError(t, up[0].Err)
+			mustSh(t, sb, "chmod 600 "+shellQuote(p))
+			for i := range 3 {
+				content := bytes.Repeat([]byte{byte('a' + i)}, 2<<20+i)
+				up, err = sb.UploadFiles(testCtx(t), []sandbox.FileUpload{{Path: p, Content: content}})
+				require.NoError(t, err)
+				require.NoError(t, up[0].Err)
+				assert.True(t, bytes.Equal(content, download(t, sb, p)), "upload %d", i)
+			}
+			assert.Equal(t, "600", mustSh(t, sb, "stat -c %a "+shellQuote(p)), "the old file's mode is kept")
+			assert.Eventually(t, func() bool { return len(lsPaths(t, sb, dir)) == 1 }, 5*time.Second, 20*time.Millisecond,
+				"old contents left: %v", lsPaths(t, sb, dir))
+		})
+
 		t.Run("SamePathTwice", func(t *testing.T) {
 			p := testDir(t) + "/twice.txt"
 			up, err := sb.UploadFiles(testCtx(t), []sandbox.FileUpload{{Path: p, Content: []byte("first")}, {Path: p, Content: []byte("second")}})

@@ -7,6 +7,7 @@ import (
 	"io/fs"
 	"os"
 	"path/filepath"
+	"sync"
 	"syscall"
 
 	"github.com/dockersandbox/sandbox/internal/fsops"
@@ -253,16 +254,50 @@ type eofReader struct{}
 func (eofReader) Read([]byte) (int, error) { return 0, io.EOF }
 
 // renameUpload moves an uploaded temporary file over its target, keeping the
-// target's mode when it existed.
+// target's mode when it existed. A large old content is kept by a hard link
+// while the rename replaces it, and freed after the answer (see removeLater):
+// freeing a large file's blocks can take tens of milliseconds (on a
+// filesystem mounted with discard, say), which the caller need not wait for.
 func renameUpload(tmp, target string) error {
-	if fi, err := os.Stat(target); err == nil {
-		if fi.IsDir() {
-			os.Remove(tmp)
-			return &fs.PathError{Op: "upload", Path: target, Err: fsops.ErrIsDir}
-		}
-		_ = os.Chmod(tmp, fi.Mode().Perm())
+	fi, err := os.Stat(target)
+	if err == nil && fi.IsDir() {
+		os.Remove(tmp)
+		return &fs.PathError{Op: "upload", Path: target, Err: fsops.ErrIsDir}
 	}
-	return os.Rename(tmp, target)
+	old := ""
+	if err == nil {
+		_ = os.Chmod(tmp, fi.Mode().Perm())
+		if fi.Mode().IsRegular() && fi.Size() >= lazyFreeMin && os.Link(target, tmp+".old") == nil {
+			old = tmp + ".old"
+		}
+	}
+	if err := os.Rename(tmp, target); err != nil {
+		if old != "" {
+			os.Remove(old)
+		}
+		return err
+	}
+	if old != "" {
+		removeLater(old)
+	}
+	return nil
+}
+
+// lazyFreeMin is the size from which renameUpload frees an old content
+// after answering.
+const lazyFreeMin = 1 << 20
+
+// removals are deletions that run after their request was answered; Serve
+// waits for them before it returns.
+var removals sync.WaitGroup
+
+// removeLater deletes p in the background.
+func removeLater(p string) {
+	removals.Add(1)
+	go func() {
+		defer removals.Done()
+		os.Remove(p)
+	}()
 }
 
 // catFile sends the regular file at req.Path as output frames: at most

@@ -33,6 +33,7 @@ func Serve(r io.Reader, w io.Writer, once bool) error {
 	defer func() {
 		cancelAll()
 		s.waitRequests(lingerAfterEnd)
+		removals.Wait()
 	}()
 	go s.keepAlive(ctx)
 
