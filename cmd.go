@@ -155,8 +155,9 @@ func (c *Cmd) Wait() error {
 	}
 	c.done = true
 	res, err := c.s.await(c.call)
-	if context.Cause(c.callCtx) == errTimeoutMissed {
-		// Killed by the library (await) or on its cancel: a timeout still.
+	if err != nil && context.Cause(c.callCtx) == errTimeoutMissed {
+		// Ended by the library's backstop, the command killed on its
+		// cancel or by await: a timeout all the same.
 		res, err = &proto.Result{ExitCode: proto.TimeoutExitCode, TimedOut: true}, nil
 	}
 	c.stopCall()

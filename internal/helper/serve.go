@@ -9,6 +9,7 @@ import (
 	"os"
 	"runtime"
 	"sync"
+	"sync/atomic"
 	"time"
 
 	"github.com/dockersandbox/sandbox/internal/proto"
@@ -75,6 +76,8 @@ type server struct {
 	wg    sync.WaitGroup
 	done  chan struct{} // closed after the first request in once mode
 	onced bool
+	// aliveSending: an Alive frame is being written.
+	aliveSending atomic.Bool
 }
 
 type request struct {
@@ -189,9 +192,14 @@ func (s *server) keepAlive(ctx context.Context) {
 				continue
 			}
 			announce()
-			if time.Since(lastAlive) >= proto.AliveInterval {
+			// The write may block while the library does not read; PID 1
+			// must still hear of the activity meanwhile.
+			if time.Since(lastAlive) >= proto.AliveInterval && s.aliveSending.CompareAndSwap(false, true) {
 				lastAlive = time.Now()
-				_ = s.w.WriteFrame(proto.KindAlive, 0, nil)
+				go func() {
+					_ = s.w.WriteFrame(proto.KindAlive, 0, nil)
+					s.aliveSending.Store(false)
+				}()
 			}
 		}
 	}
