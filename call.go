@@ -9,6 +9,7 @@ import (
 	"fmt"
 	"io"
 	"sync"
+	"sync/atomic"
 	"time"
 
 	"github.com/dockersandbox/sandbox/internal/proto"
@@ -118,6 +119,10 @@ type helperCall struct {
 	co       callOptions
 	stopCtx  func() bool
 	closeOne sync.Once
+	// readingSince is when wait began to wait for the next frame (unix
+	// nanoseconds), 0 while it handles one; see watch.
+	readingSince atomic.Int64
+	stalled      atomic.Bool // watch dropped the connection
 }
 
 // helperConn is an attached exec of the helper whose hello was checked.
@@ -217,13 +222,21 @@ func (s *DockerSandbox) startExec(ctx context.Context, req proto.Request, co cal
 
 // wait relays output frames until the result arrives.
 func (c *helperCall) wait() (*proto.Result, error) {
+	stopWatch := make(chan struct{})
 	defer func() {
+		close(stopWatch)
 		c.stopCtx()
 		c.close()
 	}()
+	go c.watch(stopWatch)
 	for {
+		c.readingSince.Store(time.Now().UnixNano())
 		f, err := c.frames.ReadFrame()
+		c.readingSince.Store(0)
 		if err != nil {
+			if c.stalled.Load() {
+				err = errHelperSilent
+			}
 			return nil, c.fail(err)
 		}
 		switch f.Kind {

@@ -88,17 +88,15 @@ func TestCommandTurnsOnItsHelper(t *testing.T) {
 			assert.NotContains(t, ps, "sleep 4341")
 			assert.NotContains(t, ps, "sleep 4342")
 
-			// Stopped with no timeout: the shared channel falls silent (a
-			// helper with requests says it is alive every second), is
-			// checked and dropped; the call fails, the tree is killed. (On
-			// its own exec the call would wait for its context.)
-			if shared {
-				_, err = sb.Execute(ctx, "kill -STOP $PPID; sleep 4351 & sleep 4352", sandbox.ExecTimeout(0))
-				assert.ErrorIs(t, err, sandbox.ErrHelper)
-				ps = processes(t, sb)
-				assert.NotContains(t, ps, "sleep 4351")
-				assert.NotContains(t, ps, "sleep 4352")
-			}
+			// Stopped with no timeout: the helper falls silent (with a
+			// request running it says it is alive every second); the shared
+			// channel is checked and dropped, an exec of its own given up;
+			// the call fails, the tree is killed.
+			_, err = sb.Execute(ctx, "kill -STOP $PPID; sleep 4351 & sleep 4352", sandbox.ExecTimeout(0))
+			assert.ErrorIs(t, err, sandbox.ErrHelper)
+			ps = processes(t, sb)
+			assert.NotContains(t, ps, "sleep 4351")
+			assert.NotContains(t, ps, "sleep 4352")
 
 			// The sandbox goes on working.
 			require.NoError(t, sb.Write(ctx, "f.txt", []byte("after")))

@@ -230,6 +230,15 @@ func TestCmd(t *testing.T) {
 		require.Error(t, c.Wait())
 		assert.Equal(t, "1\n", out.String())
 	})
+	t.Run("slow writer", func(t *testing.T) {
+		// Output the caller is slow to take (longer than a silent helper
+		// is given) is not a silent helper.
+		w := &slowWriter{delay: 11 * time.Second}
+		c := sb.Command(ctx, "echo a; sleep 1; echo b")
+		c.Stdout = w
+		require.NoError(t, c.Run())
+		assert.Equal(t, "a\nb\n", w.buf.String())
+	})
 	t.Run("user", func(t *testing.T) {
 		var out bytes.Buffer
 		c := sb.Command(ctx, "id -u")
@@ -237,4 +246,17 @@ func TestCmd(t *testing.T) {
 		require.NoError(t, c.Run())
 		assert.Equal(t, "1000\n", out.String())
 	})
+}
+
+// slowWriter takes delay to accept its first write.
+type slowWriter struct {
+	delay time.Duration
+	buf   bytes.Buffer
+}
+
+func (w *slowWriter) Write(p []byte) (int, error) {
+	if w.buf.Len() == 0 {
+		time.Sleep(w.delay)
+	}
+	return w.buf.Write(p)
 }

@@ -26,6 +26,10 @@ const killTimeout = 5 * time.Second
 // is dropped as stalled.
 const stallTimeout = 5 * time.Second
 
+// silenceLimit is how long a helper serving a request on an exec of its
+// own may send nothing before the call gives it up as stopped.
+const silenceLimit = 10 * time.Second
+
 // timeoutBackstop is how long past a command's timeout the library waits
 // for the helper to report it, before it ends the call itself.
 const timeoutBackstop = 3 * time.Second
@@ -33,6 +37,7 @@ const timeoutBackstop = 3 * time.Second
 var (
 	errChannelStalled = fmt.Errorf("%w: the shared channel stopped answering", ErrHelper)
 	errTimeoutMissed  = fmt.Errorf("%w: the helper missed the command's timeout", ErrHelper)
+	errHelperSilent   = fmt.Errorf("%w: the helper stopped answering", ErrHelper)
 )
 
 // await waits for p's result. When none came (the helper died, stopped, or
@@ -57,6 +62,27 @@ func (s *DockerSandbox) killSession(session int, user string) {
 	defer cancel()
 	if p, err := s.startExec(ctx, proto.Request{Op: proto.OpKill, Session: session}, callOptions{user: user}); err == nil {
 		_, _ = p.wait()
+	}
+}
+
+// watch drops the connection when wait has waited silenceLimit for a frame:
+// a helper with a request running says it is alive every
+// proto.AliveInterval, so it has been stopped. (Time spent delivering
+// output to a slow writer does not count.)
+func (c *helperCall) watch(stop <-chan struct{}) {
+	t := time.NewTicker(proto.AliveInterval)
+	defer t.Stop()
+	for {
+		select {
+		case <-stop:
+			return
+		case <-t.C:
+			if since := c.readingSince.Load(); since != 0 && time.Since(time.Unix(0, since)) > silenceLimit {
+				c.stalled.Store(true)
+				c.close()
+				return
+			}
+		}
 	}
 }
 
