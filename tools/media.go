@@ -65,9 +65,26 @@ func mediaResult(p, content, encoding string) Result {
 	mime := mimeTypeOf(p)
 	desc := map[string]string{"image": "an image", "audio": "an audio file", "video": "a video", "file": "a binary file"}[kind]
 	return Result{
-		Text:  fmt.Sprintf("%s is %s (%s, %d bytes); its content is attached as base64 data.", p, desc, mime, decodedLen(data)),
+		Text:  fmt.Sprintf("%s is %s (%s, %d bytes)%s", p, desc, mime, decodedLen(data), mediaNote),
 		Media: &Media{Type: kind, MIMEType: mime, Data: data},
 	}
+}
+
+// mediaNote ends the text of a Result with media.
+const mediaNote = "; its content is attached as base64 data."
+
+// TextOnly is the text of r for a tool result that cannot carry media (a
+// framework whose tool results are strings): when r has media, the text
+// says that the content is not shown.
+func (r Result) TextOnly() string {
+	if r.Media == nil {
+		return r.Text
+	}
+	const note = "; its content cannot be shown (this tool returns text only)."
+	if s, ok := strings.CutSuffix(r.Text, mediaNote); ok {
+		return s + note
+	}
+	return r.Text + "\n(The file's content cannot be shown: this tool returns text only.)"
 }
 
 // decodedLen is the number of bytes a padded base64 string encodes.

@@ -166,6 +166,14 @@ func TestReadFileMedia(t *testing.T) {
 	}
 }
 
+func TestTextOnly(t *testing.T) {
+	assert.Equal(t, "plain", Result{Text: "plain"}.TextOnly())
+	assert.Equal(t, "/w/a.png is an image (image/png, 5 bytes); its content cannot be shown (this tool returns text only).",
+		mediaResult("/w/a.png", "AAECA/8=", "base64").TextOnly())
+	assert.Equal(t, "x\n(The file's content cannot be shown: this tool returns text only.)",
+		Result{Text: "x", Media: &Media{Type: "file"}}.TextOnly())
+}
+
 func TestReadFileErrors(t *testing.T) {
 	tests := []struct {
 		name, file string

@@ -81,7 +81,7 @@ type textTool struct{ base }
 // InvokableRun runs the tool and returns the text the model reads; a
 // failure the tool reports is that text too, with a nil error.
 func (t *textTool) InvokableRun(ctx context.Context, argumentsInJSON string, _ ...tool.Option) (string, error) {
-	return TextOnly(t.call(ctx, argumentsInJSON)), nil
+	return t.call(ctx, argumentsInJSON).TextOnly(), nil
 }
 
 type multimodalTool struct{ base }
@@ -95,22 +95,6 @@ func (t *multimodalTool) InvokableRun(ctx context.Context, arg *schema.ToolArgum
 		args = arg.Text
 	}
 	return ToolResult(t.call(ctx, args)), nil
-}
-
-// mediaNote is how the tools say that a file comes as media.
-const mediaNote = "; its content is attached as base64 data."
-
-// TextOnly is the text of r for a tool result that cannot carry media:
-// when r has media, the text says that the content is not shown.
-func TextOnly(r tools.Result) string {
-	if r.Media == nil {
-		return r.Text
-	}
-	const note = "; its content cannot be shown (this tool returns text only)."
-	if s, ok := strings.CutSuffix(r.Text, mediaNote); ok {
-		return s + note
-	}
-	return r.Text + "\n(The file's content cannot be shown: this tool returns text only.)"
 }
 
 // ToolResult converts r to Eino's multimodal form: a text part, then, for

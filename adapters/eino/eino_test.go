@@ -297,6 +297,4 @@ func TestToolResult(t *testing.T) {
 		assert.NoError(t, err)
 	}
 	assert.Equal(t, []schema.ToolOutputPart{{Type: schema.ToolPartTypeText, Text: ""}}, sandboxeino.ToolResult(tools.Result{}).Parts)
-	assert.Equal(t, "x\n(The file's content cannot be shown: this tool returns text only.)",
-		sandboxeino.TextOnly(tools.Result{Text: "x", Media: &tools.Media{Type: "file"}}))
 }

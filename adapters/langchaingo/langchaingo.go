@@ -67,7 +67,7 @@ func (t *Tool) Description() string {
 // result is the text the model reads; a failure the tool reports is that
 // text too, with a nil error, since an error would end an agent's run.
 func (t *Tool) Call(ctx context.Context, input string) (string, error) {
-	return TextOnly(t.t.Call(ctx, t.arguments(input))), nil
+	return t.t.Call(ctx, t.arguments(input)).TextOnly(), nil
 }
 
 // arguments turns a Call input into JSON arguments.
@@ -138,21 +138,4 @@ func CallTool(ctx context.Context, ts []lctools.Tool, call llms.ToolCall) llms.T
 	}
 	resp.Content = fmt.Sprintf("Error: %s is not a valid tool, try another one", resp.Name)
 	return resp
-}
-
-// mediaNote is how the tools say that a file comes as media.
-const mediaNote = "; its content is attached as base64 data."
-
-// TextOnly is the text of r for a tool result that cannot carry media
-// (langchaingo's tool results are strings): when r has media, the text
-// says that the content is not shown.
-func TextOnly(r tools.Result) string {
-	if r.Media == nil {
-		return r.Text
-	}
-	const note = "; its content cannot be shown (this tool returns text only)."
-	if s, ok := strings.CutSuffix(r.Text, mediaNote); ok {
-		return s + note
-	}
-	return r.Text + "\n(The file's content cannot be shown: this tool returns text only.)"
 }
