@@ -13,7 +13,6 @@ import (
 	"os"
 	"os/exec"
 	"path/filepath"
-	"sort"
 	"strconv"
 	"strings"
 	"sync"
@@ -854,7 +853,7 @@ func (d *privateDaemon) destroy() {
 			_ = syscall.Kill(pid, syscall.SIGKILL)
 		}
 	}
-	if err := unmountUnder(d.dir); err != nil {
+	if err := testenv.UnmountBelow(d.dir); err != nil {
 		d.t.Errorf("unmount the private daemon's mounts: %v", err)
 	}
 	if err := os.RemoveAll(d.dir); err != nil {
@@ -868,39 +867,4 @@ func (d *privateDaemon) logTail() string {
 		b = b[len(b)-4000:]
 	}
 	return string(b)
-}
-
-// unmountUnder lazily unmounts every mount point at or below dir, deepest first.
-func unmountUnder(dir string) error {
-	f, err := os.Open("/proc/self/mountinfo")
-	if err != nil {
-		return err
-	}
-	defer f.Close()
-	var points []string
-	sc := bufio.NewScanner(f)
-	for sc.Scan() {
-		fields := strings.Fields(sc.Text())
-		if len(fields) < 5 {
-			continue
-		}
-		mp, err := strconv.Unquote(`"` + strings.ReplaceAll(fields[4], `"`, `\"`) + `"`) // octal escapes: \040
-		if err != nil {
-			mp = fields[4]
-		}
-		if mp == dir || strings.HasPrefix(mp, dir+"/") {
-			points = append(points, mp)
-		}
-	}
-	sort.Slice(points, func(i, j int) bool { return len(points[i]) > len(points[j]) })
-	var errs []string
-	for _, mp := range points {
-		if err := syscall.Unmount(mp, syscall.MNT_DETACH); err != nil && err != syscall.EINVAL && err != syscall.ENOENT {
-			errs = append(errs, fmt.Sprintf("%s: %v", mp, err))
-		}
-	}
-	if len(errs) > 0 {
-		return fmt.Errorf("%s", strings.Join(errs, "; "))
-	}
-	return sc.Err()
 }

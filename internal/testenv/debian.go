@@ -298,7 +298,7 @@ func debianMirror() (string, error) {
 // debootstrap left mounted below it (proc, sys), so that RemoveAll never
 // walks into a live filesystem.
 func removeTree(dir string) error {
-	if err := unmountBelow(dir); err != nil {
+	if err := UnmountBelow(dir); err != nil {
 		return fmt.Errorf("testenv: cleaning %s: %w", dir, err)
 	}
 	if err := os.RemoveAll(dir); err != nil {

@@ -2,6 +2,7 @@ package testenv
 
 import (
 	"bufio"
+	"errors"
 	"os"
 	"os/exec"
 	"path/filepath"
@@ -11,8 +12,9 @@ import (
 	"syscall"
 )
 
-// unmountBelow lazily unmounts every mount point at or below dir.
-func unmountBelow(dir string) error {
+// UnmountBelow lazily unmounts every mount point at or below dir, deepest
+// first. It tries them all and reports every failure.
+func UnmountBelow(dir string) error {
 	dir, err := filepath.Abs(dir)
 	if err != nil {
 		return err
@@ -38,12 +40,13 @@ func unmountBelow(dir string) error {
 		return err
 	}
 	sort.Slice(points, func(i, j int) bool { return len(points[i]) > len(points[j]) }) // deepest first
+	var errs []error
 	for _, mp := range points {
 		if err := syscall.Unmount(mp, syscall.MNT_DETACH); err != nil && err != syscall.EINVAL && err != syscall.ENOENT {
-			return &os.PathError{Op: "unmount", Path: mp, Err: err}
+			errs = append(errs, &os.PathError{Op: "unmount", Path: mp, Err: err})
 		}
 	}
-	return nil
+	return errors.Join(errs...)
 }
 
 // unescapeMountinfo decodes the octal escapes (\040 etc.) of mountinfo paths.

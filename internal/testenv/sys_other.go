@@ -4,8 +4,8 @@ package testenv
 
 import "os/exec"
 
-// unmountBelow is a no-op: debootstrap only runs on Linux.
-func unmountBelow(dir string) error { return nil }
+// UnmountBelow is a no-op: nothing here mounts anything off Linux.
+func UnmountBelow(dir string) error { return nil }
 
 // killWithParent does nothing special here.
 func killWithParent(cmd *exec.Cmd) {}
