@@ -172,7 +172,7 @@ func TestKillSession(t *testing.T) {
 		for _, e := range entries {
 			pid, _ := strconv.Atoi(e.Name())
 			if b, _ := os.ReadFile("/proc/" + e.Name() + "/cmdline"); string(b) == "sleep\x00302\x00" {
-				if f := statFields(pid); len(f) > 3 && f[3] == strconv.Itoa(sid) {
+				if st, ok := readStat(pid); ok && st.session == sid {
 					background = pid
 				}
 			}

@@ -1,6 +1,7 @@
 package helper
 
 import (
+	"iter"
 	"os"
 	"strconv"
 	"strings"
@@ -17,14 +18,14 @@ import (
 // while they are collected. It returns once they are all dead (gone, or
 // zombies waiting for their parent), or after deathWait.
 func killTree(pid int) {
-	procs := map[int]bool{pid: true}
+	killed := map[int]bool{pid: true}
 	_ = syscall.Kill(-pid, syscall.SIGSTOP)
 	_ = syscall.Kill(pid, syscall.SIGSTOP)
 	for {
 		found := false
 		for _, p := range tree(pid) {
-			if !procs[p] {
-				procs[p], found = true, true
+			if !killed[p] {
+				killed[p], found = true, true
 				_ = syscall.Kill(p, syscall.SIGSTOP)
 			}
 		}
@@ -33,20 +34,20 @@ func killTree(pid int) {
 		}
 	}
 	_ = syscall.Kill(-pid, syscall.SIGKILL)
-	for p := range procs {
+	for p := range killed {
 		_ = syscall.Kill(p, syscall.SIGKILL)
 	}
-	waitDead(procs, deathWait)
+	waitDead(killed, deathWait)
 }
 
 // deathWait bounds how long killTree waits for the processes it killed to
 // die (SIGKILL is delivered asynchronously).
 const deathWait = time.Second
 
-// waitDead waits until every process of procs is gone or a zombie, at most d.
-func waitDead(procs map[int]bool, d time.Duration) {
+// waitDead waits until every process of pids is gone or a zombie, at most d.
+func waitDead(pids map[int]bool, d time.Duration) {
 	deadline := time.Now().Add(d)
-	for p := range procs {
+	for p := range pids {
 		for !dead(p) && time.Now().Before(deadline) {
 			time.Sleep(time.Millisecond)
 		}
@@ -55,32 +56,18 @@ func waitDead(procs map[int]bool, d time.Duration) {
 
 // dead reports whether pid is gone or a zombie.
 func dead(pid int) bool {
-	f := statFields(pid)
-	return len(f) == 0 || f[0] == "Z" || f[0] == "X"
+	st, ok := readStat(pid)
+	return !ok || st.dead()
 }
 
 // tree lists the members of the process group pid and the processes below
-// pid or below a member, read from /proc.
+// pid or below a member.
 func tree(pid int) []int {
-	entries, err := os.ReadDir("/proc")
-	if err != nil {
-		return nil
-	}
 	children := map[int][]int{}
 	queue := []int{pid}
-	for _, e := range entries {
-		p, err := strconv.Atoi(e.Name())
-		if err != nil {
-			continue
-		}
-		f := statFields(p)
-		if len(f) < 3 {
-			continue
-		}
-		if pp, err := strconv.Atoi(f[1]); err == nil {
-			children[pp] = append(children[pp], p)
-		}
-		if pg, err := strconv.Atoi(f[2]); err == nil && pg == pid && p != pid {
+	for p, st := range procs() {
+		children[st.ppid] = append(children[st.ppid], p)
+		if st.pgrp == pid && p != pid {
 			queue = append(queue, p)
 		}
 	}
@@ -103,20 +90,53 @@ func tree(pid int) []int {
 	return out
 }
 
-// statFields returns the fields of /proc/<pid>/stat after the command name,
-// the first being the state (field 3 in proc(5)).
-func statFields(pid int) []string {
+// procStat is what the helper needs of /proc/<pid>/stat (see proc(5)).
+type procStat struct {
+	state               byte // R, S, T, Z, X...
+	ppid, pgrp, session int
+}
+
+// dead reports a zombie or a process being reaped.
+func (st procStat) dead() bool { return st.state == 'Z' || st.state == 'X' }
+
+// readStat reads /proc/<pid>/stat; false when pid is gone.
+func readStat(pid int) (procStat, bool) {
 	b, err := os.ReadFile("/proc/" + strconv.Itoa(pid) + "/stat")
 	if err != nil {
-		return nil
+		return procStat{}, false
 	}
 	// The command name is in parentheses and may contain spaces: parse after the last ')'.
 	s := string(b)
 	i := strings.LastIndexByte(s, ')')
 	if i < 0 {
-		return nil
+		return procStat{}, false
 	}
-	return strings.Fields(s[i+1:])
+	f := strings.Fields(s[i+1:])
+	if len(f) < 4 || len(f[0]) != 1 {
+		return procStat{}, false
+	}
+	st := procStat{state: f[0][0]}
+	var errs [3]error
+	st.ppid, errs[0] = strconv.Atoi(f[1])
+	st.pgrp, errs[1] = strconv.Atoi(f[2])
+	st.session, errs[2] = strconv.Atoi(f[3])
+	return st, errs == [3]error{}
+}
+
+// procs yields every process of the container with its stat.
+func procs() iter.Seq2[int, procStat] {
+	return func(yield func(int, procStat) bool) {
+		entries, _ := os.ReadDir("/proc")
+		for _, e := range entries {
+			pid, err := strconv.Atoi(e.Name())
+			if err != nil {
+				continue
+			}
+			if st, ok := readStat(pid); ok && !yield(pid, st) {
+				return
+			}
+		}
+	}
 }
 
 // ownSession makes the helper lead a session of its own, which the
@@ -124,7 +144,7 @@ func statFields(pid int) []string {
 // ID; 0 when it cannot.
 func ownSession() int {
 	pid := os.Getpid()
-	if f := statFields(pid); len(f) > 3 && f[3] == strconv.Itoa(pid) {
+	if st, ok := readStat(pid); ok && st.session == pid {
 		return pid
 	}
 	if sid, err := syscall.Setsid(); err == nil {
@@ -143,19 +163,14 @@ func ownSession() int {
 // No other session can have taken the ID meanwhile: the kernel does not
 // reuse a pid while it names a session with members.
 func killRequest(req proto.Request) *proto.Result {
-	sid := strconv.Itoa(req.Session)
-	entries, _ := os.ReadDir("/proc")
-	for _, e := range entries {
-		pid, err := strconv.Atoi(e.Name())
-		if err != nil || pid == req.Session {
-			continue
-		}
-		if f := statFields(pid); len(f) > 3 && f[3] == sid && f[2] == e.Name() && !dead(pid) {
-			killTree(pid)
+	sid := req.Session
+	for p, st := range procs() {
+		if p != sid && st.session == sid && st.pgrp == p && !st.dead() {
+			killTree(p)
 		}
 	}
-	if f := statFields(req.Session); len(f) > 3 && f[3] == sid {
-		_ = syscall.Kill(req.Session, syscall.SIGKILL)
+	if st, ok := readStat(sid); ok && st.session == sid {
+		_ = syscall.Kill(sid, syscall.SIGKILL)
 	}
 	return &proto.Result{}
 }
