@@ -30,9 +30,7 @@ type channel struct {
 	once    sync.Once
 	err     error
 	reaped  chan struct{} // closed when the commands of a broken channel are dead
-	// checking: a check of the channel runs; it takes no new requests.
-	checking atomic.Bool
-	checked  chan struct{} // the check in flight, if any
+	checked chan struct{} // the check in flight, if any; see check
 	// heard is when the helper last sent a frame (unix nanoseconds), or
 	// when the channel last became busy.
 	heard atomic.Int64
@@ -44,8 +42,8 @@ func (s *DockerSandbox) channel(ctx context.Context) *channel {
 	s.chMu.Lock()
 	defer s.chMu.Unlock()
 	if s.ch != nil && !s.ch.broken() {
-		if s.ch.checking.Load() {
-			return nil // suspect: requests use their own execs until it answers
+		if s.ch.suspect() {
+			return nil // requests use their own execs until it answers
 		}
 		return s.ch
 	}

@@ -103,13 +103,12 @@ func (c *chanCall) lost() {
 	}
 }
 
-// reap kills the commands of a broken channel's helper, unless the sandbox
-// was closed (removing the container ends them), then closes reaped.
+// reap kills the commands of a broken channel's helper, then closes
+// reaped. (A channel breaks with ErrClosed only when the sandbox closes:
+// killSession then does nothing, and removing the container ends them.)
 func (ch *channel) reap() {
 	defer close(ch.reaped)
-	if ch.err != ErrClosed && !ch.s.closed.Load() {
-		ch.s.killSession(ch.hc.hello.Session, "")
-	}
+	ch.s.killSession(ch.hc.hello.Session, "")
 }
 
 // watch checks the channel when requests are pending and the helper, which
@@ -147,16 +146,21 @@ func (ch *channel) check() <-chan struct{} {
 	}
 	done := make(chan struct{})
 	ch.checked = done
-	ch.checking.Store(true)
 	go func() {
 		ch.probe()
 		ch.mu.Lock()
 		ch.checked = nil
 		ch.mu.Unlock()
-		ch.checking.Store(false)
 		close(done)
 	}()
 	return done
+}
+
+// suspect reports whether a check of the channel runs.
+func (ch *channel) suspect() bool {
+	ch.mu.Lock()
+	defer ch.mu.Unlock()
+	return ch.checked != nil
 }
 
 func (ch *channel) probe() {
