@@ -129,24 +129,12 @@ func TestHTTPClose(t *testing.T) {
 	sandboxID(t, b)
 	require.Len(t, containers(t, label), 2)
 
-	called := make(chan *mcp.CallToolResult, 1)
-	go func() {
-		res, _ := a.CallTool(ctx, &mcp.CallToolParams{Name: "execute", Arguments: map[string]any{"command": "sleep 100"}})
-		called <- res
-	}()
-	time.Sleep(500 * time.Millisecond)
+	inFlightFails := callInFlight(t, ctx, a)
 	start := time.Now()
 	require.NoError(t, h.Close())
 	assert.Less(t, time.Since(start), 5*time.Second)
 	assert.Empty(t, containers(t, label))
-	select {
-	case res := <-called:
-		if res != nil {
-			assert.True(t, res.IsError, "the call in flight fails: %s", mustJSON(res))
-		}
-	case <-time.After(10 * time.Second):
-		t.Error("the call in flight did not return")
-	}
+	inFlightFails()
 	_, err := newClient().Connect(ctx, &mcp.StreamableClientTransport{Endpoint: url, MaxRetries: -1}, nil)
 	assert.Error(t, err, "a closed handler refuses new sessions")
 }
@@ -164,12 +152,7 @@ func TestHTTPDeleteDuringCall(t *testing.T) {
 
 	a := connectHTTP(t, url)
 	sandboxID(t, a)
-	called := make(chan *mcp.CallToolResult, 1)
-	go func() {
-		res, _ := a.CallTool(ctx, &mcp.CallToolParams{Name: "execute", Arguments: map[string]any{"command": "sleep 100"}})
-		called <- res
-	}()
-	time.Sleep(500 * time.Millisecond)
+	inFlightFails := callInFlight(t, ctx, a)
 	start := time.Now()
 	req, err := http.NewRequestWithContext(ctx, http.MethodDelete, url, nil)
 	require.NoError(t, err)
@@ -181,14 +164,7 @@ func TestHTTPDeleteDuringCall(t *testing.T) {
 	assert.Less(t, time.Since(start), 5*time.Second)
 	assert.Empty(t, containers(t, label))
 	assert.Empty(t, h.Sandboxes())
-	select {
-	case res := <-called:
-		if res != nil {
-			assert.True(t, res.IsError, "the call in flight fails: %s", mustJSON(res))
-		}
-	case <-time.After(10 * time.Second):
-		t.Error("the call in flight did not return")
-	}
+	inFlightFails()
 }
 
 // TestHTTPCommand runs the command with -transport http on a free loopback

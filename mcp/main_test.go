@@ -149,6 +149,29 @@ func callOK(t *testing.T, ctx context.Context, cs *mcp.ClientSession, name strin
 	return s
 }
 
+// callInFlight starts a long execute call on cs and gives it half a second
+// to start. The returned function checks, after the session or server was
+// ended, that the call returned within 10 s, with an error result if any.
+func callInFlight(t *testing.T, ctx context.Context, cs *mcp.ClientSession) (fails func()) {
+	called := make(chan *mcp.CallToolResult, 1)
+	go func() {
+		res, _ := cs.CallTool(ctx, &mcp.CallToolParams{Name: "execute", Arguments: map[string]any{"command": "sleep 100"}})
+		called <- res
+	}()
+	time.Sleep(500 * time.Millisecond)
+	return func() {
+		t.Helper()
+		select {
+		case res := <-called:
+			if res != nil {
+				assert.True(t, res.IsError, "the call in flight fails: %s", mustJSON(res))
+			}
+		case <-time.After(10 * time.Second):
+			t.Error("the call in flight did not return")
+		}
+	}
+}
+
 func mustJSON(v any) string {
 	b, _ := json.Marshal(v)
 	return string(b)

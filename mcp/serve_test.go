@@ -53,12 +53,7 @@ func TestServeCancel(t *testing.T) {
 	id := containers(t, label)
 	require.Len(t, id, 1)
 
-	called := make(chan *mcp.CallToolResult, 1)
-	go func() {
-		res, _ := cs.CallTool(testCtx(t), &mcp.CallToolParams{Name: "execute", Arguments: map[string]any{"command": "sleep 100"}})
-		called <- res
-	}()
-	time.Sleep(500 * time.Millisecond)
+	inFlightFails := callInFlight(t, testCtx(t), cs)
 	start := time.Now()
 	cancel()
 	select {
@@ -69,14 +64,7 @@ func TestServeCancel(t *testing.T) {
 	}
 	assert.Less(t, time.Since(start), 10*time.Second)
 	assert.Empty(t, containers(t, label))
-	select {
-	case res := <-called:
-		if res != nil {
-			assert.True(t, res.IsError, "%s", mustJSON(res))
-		}
-	case <-time.After(10 * time.Second):
-		t.Error("the call in flight did not return")
-	}
+	inFlightFails()
 }
 
 // TestServeDisconnect: the client going away removes the sandbox.
