@@ -260,24 +260,23 @@ func (eofReader) Read([]byte) (int, error) { return 0, io.EOF }
 // filesystem mounted with discard, say), which the caller need not wait for.
 func renameUpload(tmp, target string) error {
 	fi, err := os.Stat(target)
-	if err == nil && fi.IsDir() {
+	exists := err == nil
+	if exists && fi.IsDir() {
 		os.Remove(tmp)
 		return &fs.PathError{Op: "upload", Path: target, Err: fsops.ErrIsDir}
 	}
-	old := ""
-	if err == nil {
+	if exists {
 		_ = os.Chmod(tmp, fi.Mode().Perm())
-		if fi.Mode().IsRegular() && fi.Size() >= lazyFreeMin && os.Link(target, tmp+".old") == nil {
-			old = tmp + ".old"
-		}
 	}
+	old := tmp + ".old"
+	keepOld := exists && fi.Mode().IsRegular() && fi.Size() >= lazyFreeMin && os.Link(target, old) == nil
 	if err := os.Rename(tmp, target); err != nil {
-		if old != "" {
+		if keepOld {
 			os.Remove(old)
 		}
 		return err
 	}
-	if old != "" {
+	if keepOld {
 		removeLater(old)
 	}
 	return nil
