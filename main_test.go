@@ -9,8 +9,8 @@ import (
 	"time"
 
 	"github.com/dockersandbox/sandbox"
+	"github.com/dockersandbox/sandbox/internal/sandboxtest"
 	"github.com/dockersandbox/sandbox/internal/testenv"
-	"github.com/stretchr/testify/require"
 )
 
 func TestMain(m *testing.M) { testenv.Main(m) }
@@ -23,26 +23,25 @@ var images = []string{testenv.BusyboxImage, testenv.DebianImage}
 // must pass both ways.
 var secure = os.Getenv("DOCKERSANDBOX_TEST_SECURE") == "1"
 
-// sandboxOptions returns the options of a test sandbox on image: the test
-// image, never pulled, under the secure profile when the suite runs so,
-// then opts (which may override the profile's defaults).
-func sandboxOptions(image string, opts ...sandbox.Option) []sandbox.Option {
-	base := []sandbox.Option{sandbox.WithImage(image), sandbox.WithPullPolicy(sandbox.PullNever)}
+// profile puts the secure profile before opts when the suite runs under it
+// (opts may override the profile's defaults).
+func profile(opts []sandbox.Option) []sandbox.Option {
 	if secure {
-		base = append(base, sandbox.WithSecureProfile())
+		return append([]sandbox.Option{sandbox.WithSecureProfile()}, opts...)
 	}
-	return append(base, opts...)
+	return opts
+}
+
+// sandboxOptions returns the options of a test sandbox on image: the test
+// image, never pulled, then profile(opts).
+func sandboxOptions(image string, opts ...sandbox.Option) []sandbox.Option {
+	return append([]sandbox.Option{sandbox.WithImage(image), sandbox.WithPullPolicy(sandbox.PullNever)}, profile(opts)...)
 }
 
 // newSandbox creates a sandbox on image that the test closes at its end.
 func newSandbox(t testing.TB, image string, opts ...sandbox.Option) *sandbox.DockerSandbox {
 	t.Helper()
-	ctx, cancel := context.WithTimeout(context.Background(), 2*time.Minute)
-	defer cancel()
-	sb, err := sandbox.New(ctx, sandboxOptions(image, opts...)...)
-	require.NoError(t, err)
-	t.Cleanup(func() { require.NoError(t, sb.Close()) })
-	return sb
+	return sandboxtest.New(t, image, profile(opts)...)
 }
 
 // testCtx returns a context that ends with the test, bounded to a minute.

@@ -12,6 +12,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/dockersandbox/sandbox/internal/sandboxtest"
 	"github.com/dockersandbox/sandbox/internal/testenv"
 	sandboxmcp "github.com/dockersandbox/sandbox/mcp"
 	"github.com/moby/moby/client"
@@ -37,7 +38,7 @@ func startHTTP(t *testing.T, h *sandboxmcp.HTTPHandler) string {
 // connectHTTP connects a client session to url.
 func connectHTTP(t *testing.T, url string) *mcp.ClientSession {
 	t.Helper()
-	cs, err := newClient().Connect(testCtx(t), &mcp.StreamableClientTransport{Endpoint: url, MaxRetries: -1}, nil)
+	cs, err := newClient().Connect(sandboxtest.Context(t), &mcp.StreamableClientTransport{Endpoint: url, MaxRetries: -1}, nil)
 	require.NoError(t, err)
 	t.Cleanup(func() { cs.Close() })
 	return cs
@@ -47,7 +48,7 @@ func connectHTTP(t *testing.T, url string) *mcp.ClientSession {
 // container's hostname.
 func sandboxID(t *testing.T, cs *mcp.ClientSession) string {
 	t.Helper()
-	out := callOK(t, testCtx(t), cs, "execute", map[string]any{"command": "hostname"})
+	out := callOK(t, sandboxtest.Context(t), cs, "execute", map[string]any{"command": "hostname"})
 	m := regexp.MustCompile(`^([0-9a-f]{12})\n`).FindStringSubmatch(out)
 	require.Len(t, m, 2, "hostname output %q", out)
 	return m[1]
@@ -58,7 +59,7 @@ func sandboxID(t *testing.T, cs *mcp.ClientSession) string {
 func TestHTTPSessions(t *testing.T) {
 	label := newLabel(t)
 	removeLeftovers(t, label)
-	ctx := testCtx(t)
+	ctx := sandboxtest.Context(t)
 	cfg := testConfig(label)
 	const idle = 2 * time.Second // short, but long enough for the gaps between the calls below on a busy machine
 	cfg.IdleTimeout = idle
@@ -120,7 +121,7 @@ func TestHTTPSessions(t *testing.T) {
 func TestHTTPClose(t *testing.T) {
 	label := newLabel(t)
 	removeLeftovers(t, label)
-	ctx := testCtx(t)
+	ctx := sandboxtest.Context(t)
 	h := sandboxmcp.NewHTTPHandler(testConfig(label))
 	url := startHTTP(t, h)
 
@@ -146,7 +147,7 @@ func TestHTTPClose(t *testing.T) {
 func TestHTTPDeleteDuringCall(t *testing.T) {
 	label := newLabel(t)
 	removeLeftovers(t, label)
-	ctx := testCtx(t)
+	ctx := sandboxtest.Context(t)
 	h := sandboxmcp.NewHTTPHandler(testConfig(label))
 	url := startHTTP(t, h)
 
@@ -173,7 +174,7 @@ func TestHTTPCommand(t *testing.T) {
 	bin := buildCommand(t)
 	label := newLabel(t)
 	removeLeftovers(t, label)
-	ctx := testCtx(t)
+	ctx := sandboxtest.Context(t)
 
 	cmd := exec.Command(bin, append(commandArgs(label), "-transport", "http", "-addr", "127.0.0.1:0",
 		"-memory", "64m", "-cpus", "1.5", "-pids", "100", "-network", "none", "-env", "A=b")...)

@@ -112,13 +112,6 @@ func buildCommand(t *testing.T) string {
 	return bin
 }
 
-// testCtx returns a context that ends with the test, bounded to 2 minutes.
-func testCtx(t *testing.T) context.Context {
-	ctx, cancel := context.WithTimeout(context.Background(), 2*time.Minute)
-	t.Cleanup(cancel)
-	return ctx
-}
-
 func newClient() *mcp.Client {
 	return mcp.NewClient(&mcp.Implementation{Name: "sandboxmcp-test", Version: "1"}, nil)
 }

@@ -7,6 +7,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/dockersandbox/sandbox/internal/sandboxtest"
 	"github.com/dockersandbox/sandbox/internal/testenv"
 	sandboxmcp "github.com/dockersandbox/sandbox/mcp"
 	"github.com/moby/moby/client"
@@ -26,7 +27,7 @@ func serveInMemory(t *testing.T, ctx context.Context, cfg sandboxmcp.Config, ver
 		defer close(done)
 		served <- sandboxmcp.Serve(ctx, cfg, st)
 	}()
-	cs, err := newClient().Connect(testCtx(t), ct, &mcp.ClientSessionOptions{ProtocolVersion: version})
+	cs, err := newClient().Connect(sandboxtest.Context(t), ct, &mcp.ClientSessionOptions{ProtocolVersion: version})
 	require.NoError(t, err)
 	t.Cleanup(func() {
 		cs.Close()
@@ -45,7 +46,7 @@ func serveInMemory(t *testing.T, ctx context.Context, cfg sandboxmcp.Config, ver
 func TestServeCancel(t *testing.T) {
 	label := newLabel(t)
 	removeLeftovers(t, label)
-	ctx, cancel := context.WithCancel(testCtx(t))
+	ctx, cancel := context.WithCancel(sandboxtest.Context(t))
 	defer cancel()
 	cs, served := serveInMemory(t, ctx, testConfig(label), "2025-06-18")
 	assert.Equal(t, "2025-06-18", cs.InitializeResult().ProtocolVersion)
@@ -53,7 +54,7 @@ func TestServeCancel(t *testing.T) {
 	id := containers(t, label)
 	require.Len(t, id, 1)
 
-	inFlightFails := callInFlight(t, testCtx(t), cs)
+	inFlightFails := callInFlight(t, sandboxtest.Context(t), cs)
 	start := time.Now()
 	cancel()
 	select {
@@ -71,8 +72,8 @@ func TestServeCancel(t *testing.T) {
 func TestServeDisconnect(t *testing.T) {
 	label := newLabel(t)
 	removeLeftovers(t, label)
-	cs, served := serveInMemory(t, testCtx(t), testConfig(label), "")
-	callOK(t, testCtx(t), cs, "ls", map[string]any{"path": "/"})
+	cs, served := serveInMemory(t, sandboxtest.Context(t), testConfig(label), "")
+	callOK(t, sandboxtest.Context(t), cs, "ls", map[string]any{"path": "/"})
 	require.Len(t, containers(t, label), 1)
 	require.NoError(t, cs.Close())
 	select {
@@ -90,7 +91,7 @@ func TestServeDisconnect(t *testing.T) {
 func TestBadArguments(t *testing.T) {
 	label := newLabel(t)
 	removeLeftovers(t, label)
-	ctx := testCtx(t)
+	ctx := sandboxtest.Context(t)
 	cs, _ := serveInMemory(t, ctx, testConfig(label), "")
 	h := sandboxmcp.NewHTTPHandler(testConfig(label))
 	hs := connectHTTP(t, startHTTP(t, h))
@@ -127,7 +128,7 @@ func TestBadArguments(t *testing.T) {
 func TestHTTPBadImage(t *testing.T) {
 	label := newLabel(t)
 	removeLeftovers(t, label)
-	ctx := testCtx(t)
+	ctx := sandboxtest.Context(t)
 	cfg := testConfig(label)
 	cfg.Image = "dockersandbox-test/does-not-exist:1"
 	hs := connectHTTP(t, startHTTP(t, sandboxmcp.NewHTTPHandler(cfg)))
@@ -145,7 +146,7 @@ func TestHTTPBadImage(t *testing.T) {
 func TestConfigLimits(t *testing.T) {
 	label := newLabel(t)
 	removeLeftovers(t, label)
-	ctx := testCtx(t)
+	ctx := sandboxtest.Context(t)
 	cfg := testConfig(label)
 	cfg.Memory = 64 << 20
 	cfg.CPUs = 0.5

@@ -11,6 +11,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/dockersandbox/sandbox/internal/sandboxtest"
 	"github.com/modelcontextprotocol/go-sdk/mcp"
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
@@ -40,7 +41,7 @@ func startStdio(t *testing.T, bin string, args ...string) (*mcp.ClientSession, *
 	cmd := exec.Command(bin, args...)
 	stderr := &syncBuffer{}
 	cmd.Stderr = stderr
-	cs, err := newClient().Connect(testCtx(t), &mcp.CommandTransport{Command: cmd}, nil)
+	cs, err := newClient().Connect(sandboxtest.Context(t), &mcp.CommandTransport{Command: cmd}, nil)
 	require.NoError(t, err, "connect; server log:\n%s", stderr)
 	t.Cleanup(func() {
 		cs.Close()
@@ -58,7 +59,7 @@ func TestStdio(t *testing.T) {
 	bin := buildCommand(t)
 	label := newLabel(t)
 	removeLeftovers(t, label)
-	ctx := testCtx(t)
+	ctx := sandboxtest.Context(t)
 
 	cs, cmd, stderr := startStdio(t, bin, commandArgs(label)...)
 	require.Len(t, containers(t, label), 1, "the sandbox is created at start")
@@ -86,7 +87,7 @@ func TestStdioSIGTERM(t *testing.T) {
 	bin := buildCommand(t)
 	label := newLabel(t)
 	removeLeftovers(t, label)
-	ctx := testCtx(t)
+	ctx := sandboxtest.Context(t)
 
 	cs, cmd, stderr := startStdio(t, bin, commandArgs(label)...)
 	callOK(t, ctx, cs, "write_file", map[string]any{"file_path": "a", "content": "a"})

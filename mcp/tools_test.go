@@ -5,6 +5,7 @@ import (
 	"encoding/json"
 	"testing"
 
+	"github.com/dockersandbox/sandbox/internal/sandboxtest"
 	sandboxmcp "github.com/dockersandbox/sandbox/mcp"
 	"github.com/dockersandbox/sandbox/tools"
 	"github.com/modelcontextprotocol/go-sdk/mcp"
@@ -51,7 +52,7 @@ func TestCallToolResult(t *testing.T) {
 func TestReadMedia(t *testing.T) {
 	label := newLabel(t)
 	removeLeftovers(t, label)
-	ctx := testCtx(t)
+	ctx := sandboxtest.Context(t)
 	cs, _ := serveInMemory(t, ctx, testConfig(label), "")
 	png := "\x89PNG\r\n\x1a\n\x00\x00\x00\rIHDR"
 	callOK(t, ctx, cs, "execute", map[string]any{"command": `printf '\211PNG\r\n\032\n\000\000\000\rIHDR' > pic.png; printf '%%PDF-1.4\n\000\001' > 'my doc.pdf'`})

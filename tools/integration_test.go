@@ -11,6 +11,7 @@ import (
 	"time"
 
 	"github.com/dockersandbox/sandbox"
+	"github.com/dockersandbox/sandbox/internal/sandboxtest"
 	"github.com/dockersandbox/sandbox/internal/testenv"
 	"github.com/dockersandbox/sandbox/tools"
 	"github.com/stretchr/testify/assert"
@@ -20,18 +21,6 @@ import (
 // The tools end to end, against real sandboxes on both test images.
 
 var images = []string{testenv.BusyboxImage, testenv.DebianImage}
-
-// newSandbox creates a sandbox on image that the test closes at its end.
-func newSandbox(t testing.TB, image string, opts ...sandbox.Option) *sandbox.DockerSandbox {
-	t.Helper()
-	ctx, cancel := context.WithTimeout(context.Background(), 2*time.Minute)
-	defer cancel()
-	base := []sandbox.Option{sandbox.WithImage(image), sandbox.WithPullPolicy(sandbox.PullNever)}
-	sb, err := sandbox.New(ctx, append(base, opts...)...)
-	require.NoError(t, err)
-	t.Cleanup(func() { require.NoError(t, sb.Close()) })
-	return sb
-}
 
 // agent runs tools of one set the way an agent loop does.
 type agent struct {
@@ -93,7 +82,7 @@ func TestToolsEndToEnd(t *testing.T) {
 	for _, image := range images {
 		t.Run(imageName(image), func(t *testing.T) {
 			t.Parallel()
-			sb := newSandbox(t, image)
+			sb := sandboxtest.New(t, image)
 			a := agent{t: t, set: tools.New(sb, tools.Options{})}
 
 			t.Run("relative paths land in the working dir", func(t *testing.T) {
@@ -269,7 +258,7 @@ func TestToolsEndToEnd(t *testing.T) {
 }
 
 func TestToolsAfterClose(t *testing.T) {
-	sb := newSandbox(t, testenv.BusyboxImage)
+	sb := sandboxtest.New(t, testenv.BusyboxImage)
 	a := agent{t: t, set: tools.New(sb, tools.Options{})}
 	require.NoError(t, sb.Close())
 	a.fails("execute", args("command", "true"), "Error: sandbox: closed")
@@ -278,7 +267,7 @@ func TestToolsAfterClose(t *testing.T) {
 }
 
 func TestToolsOtherWorkingDir(t *testing.T) {
-	sb := newSandbox(t, testenv.BusyboxImage, sandbox.WithWorkingDir("/srv/app"))
+	sb := sandboxtest.New(t, testenv.BusyboxImage, sandbox.WithWorkingDir("/srv/app"))
 	a := agent{t: t, set: tools.New(sb, tools.Options{})}
 	a.ok("write_file", args("file_path", "x.txt", "content", "x"), "Updated file /srv/app/x.txt")
 	a.ok("glob", args("pattern", "*.txt"), "['/srv/app/x.txt']")

@@ -7,15 +7,14 @@ import (
 	"errors"
 	"sync"
 	"testing"
-	"time"
 
 	"github.com/cloudwego/eino/components/model"
 	"github.com/cloudwego/eino/components/tool"
 	"github.com/cloudwego/eino/compose"
 	"github.com/cloudwego/eino/flow/agent/react"
 	"github.com/cloudwego/eino/schema"
-	"github.com/dockersandbox/sandbox"
 	sandboxeino "github.com/dockersandbox/sandbox/adapters/eino"
+	"github.com/dockersandbox/sandbox/internal/sandboxtest"
 	"github.com/dockersandbox/sandbox/internal/testenv"
 	"github.com/dockersandbox/sandbox/tools"
 	"github.com/stretchr/testify/assert"
@@ -27,24 +26,6 @@ import (
 func TestMain(m *testing.M) { testenv.Main(m) }
 
 var toolNames = []string{"ls", "read_file", "write_file", "edit_file", "glob", "grep", "execute", "delete"}
-
-// testCtx returns a context that ends with the test, bounded to 2 minutes.
-func testCtx(t *testing.T) context.Context {
-	ctx, cancel := context.WithTimeout(context.Background(), 2*time.Minute)
-	t.Cleanup(cancel)
-	return ctx
-}
-
-// newSandbox starts a busybox sandbox without network (none is needed),
-// removed at the end of the test.
-func newSandbox(t *testing.T, ctx context.Context) *sandbox.DockerSandbox {
-	t.Helper()
-	sb, err := sandbox.New(ctx, sandbox.WithImage(testenv.BusyboxImage), sandbox.WithPullPolicy(sandbox.PullNever),
-		sandbox.WithNetworkMode("none"))
-	require.NoError(t, err)
-	t.Cleanup(func() { _ = sb.Close() })
-	return sb
-}
 
 // byName indexes eino tools by the name of their Info.
 func byName(t *testing.T, ctx context.Context, ts []tool.BaseTool) map[string]tool.BaseTool {
@@ -90,8 +71,8 @@ func TestInfo(t *testing.T) {
 // TestInvokableRun calls the tools with JSON strings, as Eino's ToolsNode
 // does, on a real sandbox.
 func TestInvokableRun(t *testing.T) {
-	ctx := testCtx(t)
-	ts := byName(t, ctx, sandboxeino.Tools(newSandbox(t, ctx), tools.Options{}))
+	ctx := sandboxtest.Context(t)
+	ts := byName(t, ctx, sandboxeino.Tools(sandboxtest.Busybox(t), tools.Options{}))
 	run := func(name, args string) string {
 		t.Helper()
 		it, ok := ts[name].(tool.InvokableTool)
@@ -117,9 +98,9 @@ func TestInvokableRun(t *testing.T) {
 // TestToolNode runs tool calls through Eino's own ToolsNode, from an
 // assistant message as a chat model would produce it.
 func TestToolNode(t *testing.T) {
-	ctx := testCtx(t)
+	ctx := sandboxtest.Context(t)
 	node, err := compose.NewToolNode(ctx, &compose.ToolsNodeConfig{
-		Tools:               sandboxeino.Tools(newSandbox(t, ctx), tools.Options{}),
+		Tools:               sandboxeino.Tools(sandboxtest.Busybox(t), tools.Options{}),
 		ExecuteSequentially: true, // the read depends on the write
 	})
 	require.NoError(t, err)
@@ -156,7 +137,7 @@ func TestToolNode(t *testing.T) {
 	}
 
 	// In parallel (the default), too.
-	node, err = compose.NewToolNode(ctx, &compose.ToolsNodeConfig{Tools: sandboxeino.Tools(newSandbox(t, ctx), tools.Options{})})
+	node, err = compose.NewToolNode(ctx, &compose.ToolsNodeConfig{Tools: sandboxeino.Tools(sandboxtest.Busybox(t), tools.Options{})})
 	require.NoError(t, err)
 	msgs, err = node.Invoke(ctx, schema.AssistantMessage("", []schema.ToolCall{
 		call("a", "execute", `{"command": "echo one"}`),
@@ -210,7 +191,7 @@ func (m *scriptedModel) WithTools(tools []*schema.ToolInfo) (model.ToolCallingCh
 // TestReactAgent runs the tools from Eino's ReAct agent, with a scripted
 // model in place of an LLM.
 func TestReactAgent(t *testing.T) {
-	ctx := testCtx(t)
+	ctx := sandboxtest.Context(t)
 	m := &scriptedModel{answers: []*schema.Message{
 		schema.AssistantMessage("", []schema.ToolCall{{ID: "1", Type: "function",
 			Function: schema.FunctionCall{Name: "write_file", Arguments: `{"file_path": "x.sh", "content": "echo from x\n"}`}}}),
@@ -220,7 +201,7 @@ func TestReactAgent(t *testing.T) {
 	}}
 	agent, err := react.NewAgent(ctx, &react.AgentConfig{
 		ToolCallingModel: m,
-		ToolsConfig:      compose.ToolsNodeConfig{Tools: sandboxeino.Tools(newSandbox(t, ctx), tools.Options{})},
+		ToolsConfig:      compose.ToolsNodeConfig{Tools: sandboxeino.Tools(sandboxtest.Busybox(t), tools.Options{})},
 	})
 	require.NoError(t, err)
 	out, err := agent.Generate(ctx, []*schema.Message{schema.UserMessage("run x")})
@@ -243,8 +224,8 @@ func TestReactAgent(t *testing.T) {
 // TestMultimodal: read_file of an image reaches the model as an image
 // part of the tool message; the text-only tools say it is not shown.
 func TestMultimodal(t *testing.T) {
-	ctx := testCtx(t)
-	sb := newSandbox(t, ctx)
+	ctx := sandboxtest.Context(t)
+	sb := sandboxtest.Busybox(t)
 	png := "\x89PNG\r\n\x1a\n\x00\x00\x00\rIHDR"
 	_, err := sb.Execute(ctx, `printf '\211PNG\r\n\032\n\000\000\000\rIHDR' > pic.png`)
 	require.NoError(t, err)

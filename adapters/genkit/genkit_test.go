@@ -6,10 +6,9 @@ import (
 	"encoding/json"
 	"sync"
 	"testing"
-	"time"
 
-	"github.com/dockersandbox/sandbox"
 	sandboxgenkit "github.com/dockersandbox/sandbox/adapters/genkit"
+	"github.com/dockersandbox/sandbox/internal/sandboxtest"
 	"github.com/dockersandbox/sandbox/internal/testenv"
 	"github.com/dockersandbox/sandbox/tools"
 	"github.com/firebase/genkit/go/ai"
@@ -24,24 +23,6 @@ import (
 func TestMain(m *testing.M) { testenv.Main(m) }
 
 var toolNames = []string{"ls", "read_file", "write_file", "edit_file", "glob", "grep", "execute", "delete"}
-
-// testCtx returns a context that ends with the test, bounded to 2 minutes.
-func testCtx(t *testing.T) context.Context {
-	ctx, cancel := context.WithTimeout(context.Background(), 2*time.Minute)
-	t.Cleanup(cancel)
-	return ctx
-}
-
-// newSandbox starts a busybox sandbox without network (none is needed),
-// removed at the end of the test.
-func newSandbox(t *testing.T, ctx context.Context) *sandbox.DockerSandbox {
-	t.Helper()
-	sb, err := sandbox.New(ctx, sandbox.WithImage(testenv.BusyboxImage), sandbox.WithPullPolicy(sandbox.PullNever),
-		sandbox.WithNetworkMode("none"))
-	require.NoError(t, err)
-	t.Cleanup(func() { _ = sb.Close() })
-	return sb
-}
 
 // TestDefinitions: the registered tools, found by name, carry the tools'
 // names, descriptions and JSON Schemas.
@@ -69,9 +50,9 @@ func TestDefinitions(t *testing.T) {
 // TestRunRaw looks the tools up by name and runs them as Genkit runs a
 // model's tool request: input decoded from JSON, validated, then run.
 func TestRunRaw(t *testing.T) {
-	ctx := testCtx(t)
+	ctx := sandboxtest.Context(t)
 	g := genkit.Init(ctx)
-	sandboxgenkit.DefineTools(g, newSandbox(t, ctx), tools.Options{})
+	sandboxgenkit.DefineTools(g, sandboxtest.Busybox(t), tools.Options{})
 	run := func(name, input string) any {
 		t.Helper()
 		var in any
@@ -170,9 +151,9 @@ func req(ref, name, input string) *ai.ToolRequest {
 // TestGenerate drives the tools through genkit.Generate's own tool loop,
 // with a scripted model in place of an LLM.
 func TestGenerate(t *testing.T) {
-	ctx := testCtx(t)
+	ctx := sandboxtest.Context(t)
 	g := genkit.Init(ctx)
-	ts := sandboxgenkit.DefineTools(g, newSandbox(t, ctx), tools.Options{})
+	ts := sandboxgenkit.DefineTools(g, sandboxtest.Busybox(t), tools.Options{})
 	m := &scriptedModel{turns: [][]*ai.ToolRequest{
 		{req("w", "write_file", `{"file_path": "notes.md", "content": "# Notes\nsandbox\n"}`)},
 		{ // in parallel
@@ -210,8 +191,8 @@ func TestGenerate(t *testing.T) {
 // TestGenerateMedia: read_file of an image reaches the model as a media
 // part of the tool response, with dynamic (unregistered) tools.
 func TestGenerateMedia(t *testing.T) {
-	ctx := testCtx(t)
-	sb := newSandbox(t, ctx)
+	ctx := sandboxtest.Context(t)
+	sb := sandboxtest.Busybox(t)
 	png := "\x89PNG\r\n\x1a\n\x00\x00\x00\rIHDR"
 	_, err := sb.Execute(ctx, `printf '\211PNG\r\n\032\n\000\000\000\rIHDR' > pic.png`)
 	require.NoError(t, err)

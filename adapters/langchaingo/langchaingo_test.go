@@ -7,10 +7,9 @@ import (
 	"strings"
 	"sync"
 	"testing"
-	"time"
 
-	"github.com/dockersandbox/sandbox"
 	sandboxlangchaingo "github.com/dockersandbox/sandbox/adapters/langchaingo"
+	"github.com/dockersandbox/sandbox/internal/sandboxtest"
 	"github.com/dockersandbox/sandbox/internal/testenv"
 	"github.com/dockersandbox/sandbox/tools"
 	"github.com/stretchr/testify/assert"
@@ -27,24 +26,6 @@ import (
 func TestMain(m *testing.M) { testenv.Main(m) }
 
 var toolNames = []string{"ls", "read_file", "write_file", "edit_file", "glob", "grep", "execute", "delete"}
-
-// testCtx returns a context that ends with the test, bounded to 2 minutes.
-func testCtx(t *testing.T) context.Context {
-	ctx, cancel := context.WithTimeout(context.Background(), 2*time.Minute)
-	t.Cleanup(cancel)
-	return ctx
-}
-
-// newSandbox starts a busybox sandbox without network (none is needed),
-// removed at the end of the test.
-func newSandbox(t *testing.T, ctx context.Context) *sandbox.DockerSandbox {
-	t.Helper()
-	sb, err := sandbox.New(ctx, sandbox.WithImage(testenv.BusyboxImage), sandbox.WithPullPolicy(sandbox.PullNever),
-		sandbox.WithNetworkMode("none"))
-	require.NoError(t, err)
-	t.Cleanup(func() { _ = sb.Close() })
-	return sb
-}
 
 func find(t *testing.T, ts []lctools.Tool, name string) lctools.Tool {
 	t.Helper()
@@ -93,8 +74,8 @@ func TestDefinitions(t *testing.T) {
 // TestCall calls the tools through langchaingo's tool interface, with
 // JSON arguments and with plain text, on a real sandbox.
 func TestCall(t *testing.T) {
-	ctx := testCtx(t)
-	ts := sandboxlangchaingo.Tools(newSandbox(t, ctx), tools.Options{})
+	ctx := sandboxtest.Context(t)
+	ts := sandboxlangchaingo.Tools(sandboxtest.Busybox(t), tools.Options{})
 	call := func(name, input string) string {
 		t.Helper()
 		out, err := find(t, ts, name).Call(ctx, input)
@@ -186,8 +167,8 @@ func steps(t *testing.T, out map[string]any) []schema.AgentStep {
 // TestOneShotAgent runs the tools from langchaingo's ReAct (MRKL) agent,
 // whose model writes "Action:" and "Action Input:" lines.
 func TestOneShotAgent(t *testing.T) {
-	ctx := testCtx(t)
-	ts := sandboxlangchaingo.Tools(newSandbox(t, ctx), tools.Options{})
+	ctx := sandboxtest.Context(t)
+	ts := sandboxlangchaingo.Tools(sandboxtest.Busybox(t), tools.Options{})
 	m := &scriptedModel{answers: []*llms.ContentChoice{
 		{Content: "Thought: write it\nAction: write_file\nAction Input: {\"file_path\": \"hello.sh\", \"content\": \"echo hello\\n\"}"},
 		{Content: "Thought: run it\nAction: execute\nAction Input: sh hello.sh"},
@@ -214,8 +195,8 @@ func TestOneShotAgent(t *testing.T) {
 // whose model answers with tool calls: JSON arguments, or an "__arg1"
 // string (the agent's own single-argument convention).
 func TestFunctionsAgent(t *testing.T) {
-	ctx := testCtx(t)
-	ts := sandboxlangchaingo.Tools(newSandbox(t, ctx), tools.Options{})
+	ctx := sandboxtest.Context(t)
+	ts := sandboxlangchaingo.Tools(sandboxtest.Busybox(t), tools.Options{})
 	tc := func(id, name, args string) llms.ToolCall {
 		return llms.ToolCall{ID: id, Type: "function", FunctionCall: &llms.FunctionCall{Name: name, Arguments: args}}
 	}
@@ -244,8 +225,8 @@ func TestFunctionsAgent(t *testing.T) {
 // TestCallTool: a chat model's native tool calls, offered with
 // Definitions and answered with CallTool.
 func TestCallTool(t *testing.T) {
-	ctx := testCtx(t)
-	ts := sandboxlangchaingo.Tools(newSandbox(t, ctx), tools.Options{})
+	ctx := sandboxtest.Context(t)
+	ts := sandboxlangchaingo.Tools(sandboxtest.Busybox(t), tools.Options{})
 	m := &scriptedModel{answers: []*llms.ContentChoice{
 		{ToolCalls: []llms.ToolCall{
 			{ID: "a", Type: "function", FunctionCall: &llms.FunctionCall{Name: "execute", Arguments: `{"command": "echo 42"}`}},
