@@ -67,26 +67,39 @@ type pending interface {
 	// lost is called when wait returned no result: it makes sure the
 	// request's command is dead.
 	lost()
+	// context is the request's.
+	context() context.Context
 }
 
 // call runs one request and waits for its result. A read-only request
 // that the shared channel lost when it broke is retried on its own exec.
+// Without a deadline, a request other than exec is given up after opBound.
 func (s *DockerSandbox) call(ctx context.Context, req proto.Request, co callOptions) (*proto.Result, error) {
+	if _, ok := ctx.Deadline(); !ok && req.Op != proto.OpExec {
+		var cancel context.CancelFunc
+		ctx, cancel = context.WithTimeoutCause(ctx, opBound, errOpBound)
+		defer cancel()
+	}
 	p, err := s.start(ctx, req, co)
-	if err != nil {
-		return nil, err
-	}
-	res, err := s.await(p)
-	if errors.Is(err, errChannelBroken) && s.closed.Load() {
-		return nil, ErrClosed
-	}
-	if errors.Is(err, errChannelBroken) && retrySafe(req.Op) {
-		if p, err = s.startExec(ctx, req, co); err != nil {
-			return nil, err
+	if err == nil {
+		var res *proto.Result
+		res, err = s.await(p)
+		if errors.Is(err, errChannelBroken) && s.closed.Load() {
+			return nil, ErrClosed
 		}
-		res, err = p.wait()
+		if errors.Is(err, errChannelBroken) && retrySafe(req.Op) {
+			if p, err = s.startExec(ctx, req, co); err == nil {
+				res, err = s.await(p)
+			}
+		}
+		if err == nil {
+			return res, nil
+		}
 	}
-	return res, s.goneOr(err)
+	if context.Cause(ctx) == errOpBound {
+		err = errOpBound
+	}
+	return nil, s.goneOr(err)
 }
 
 // start sends a request: on the shared channel when allowed and working,
@@ -117,6 +130,7 @@ type helperCall struct {
 	ctx      context.Context
 	s        *DockerSandbox
 	co       callOptions
+	op       string // the request's
 	stopCtx  func() bool
 	closeOne sync.Once
 	// readingSince is when wait began to wait for the next frame (unix
@@ -135,7 +149,8 @@ type helperConn struct {
 }
 
 // attachHelper starts the helper in mode ("call" or "serve") as user and
-// reads its hello. The connection outlives ctx.
+// reads its hello, within ctx and handshakeTimeout. The connection
+// outlives ctx.
 func (s *DockerSandbox) attachHelper(ctx context.Context, mode, user string) (*helperConn, error) {
 	if s.closed.Load() {
 		return nil, ErrClosed
@@ -143,7 +158,9 @@ func (s *DockerSandbox) attachHelper(ctx context.Context, mode, user string) (*h
 	if err := ctx.Err(); err != nil {
 		return nil, err
 	}
-	ex, err := s.cli.ExecCreate(ctx, s.id, client.ExecCreateOptions{
+	hctx, cancel := context.WithTimeoutCause(ctx, handshakeTimeout, errDaemonSilent)
+	defer cancel()
+	ex, err := s.cli.ExecCreate(hctx, s.id, client.ExecCreateOptions{
 		User:         user,
 		WorkingDir:   "/", // the working dir may have been deleted; requests carry absolute paths
 		AttachStdin:  true,
@@ -152,11 +169,11 @@ func (s *DockerSandbox) attachHelper(ctx context.Context, mode, user string) (*h
 		Cmd:          []string{helperPath, mode},
 	})
 	if err != nil {
-		return nil, s.dockerErr("exec", err)
+		return nil, s.handshakeErr(ctx, hctx, "exec", err)
 	}
-	att, err := s.cli.ExecAttach(ctx, ex.ID, client.ExecAttachOptions{})
+	att, err := s.cli.ExecAttach(hctx, ex.ID, client.ExecAttachOptions{})
 	if err != nil {
-		return nil, s.dockerErr("attach", err)
+		return nil, s.handshakeErr(ctx, hctx, "attach", err)
 	}
 	hc := &helperConn{conn: att.HijackedResponse, diag: &headBuffer{max: 4096}, out: proto.NewWriter(att.Conn)}
 	pr, pw := io.Pipe()
@@ -166,11 +183,27 @@ func (s *DockerSandbox) attachHelper(ctx context.Context, mode, user string) (*h
 	}()
 	br := bufio.NewReader(pr)
 	hc.frames = proto.NewReader(br)
-	if err := hc.readHello(ctx, br); err != nil {
+	if err := hc.readHello(hctx, br); err != nil {
 		hc.conn.Close()
+		if context.Cause(hctx) == errDaemonSilent && ctx.Err() == nil {
+			err = errHelperNoHello
+		}
 		return nil, s.helperErr(ctx, err, hc.diag)
 	}
 	return hc, nil
+}
+
+// handshakeErr explains a failed Docker call of the helper handshake: the
+// caller's context, the handshake's bound (a daemon that does not answer),
+// or the daemon's error.
+func (s *DockerSandbox) handshakeErr(ctx, hctx context.Context, op string, err error) error {
+	if ctx.Err() == nil && context.Cause(hctx) == errDaemonSilent {
+		return fmt.Errorf("sandbox %s: %s: %w", s.ID(), op, errDaemonSilent)
+	}
+	if ctxErr := ctx.Err(); ctxErr != nil && !s.closed.Load() {
+		return ctxErr
+	}
+	return s.dockerErr(op, err)
 }
 
 // readHello checks the helper's first frame. Anything but a hello (e.g. the
@@ -182,7 +215,7 @@ func (hc *helperConn) readHello(ctx context.Context, br *bufio.Reader) error {
 		text, _ := br.Peek(min(br.Buffered(), 512))
 		return fmt.Errorf("the helper did not start: %q", text)
 	}
-	f, err := hc.frames.ReadFrame()
+	f, err := hc.frames.ReadFrameLimited(func(proto.Kind, uint32) int { return proto.MaxHello })
 	if err != nil {
 		return err
 	}
@@ -204,7 +237,8 @@ func (s *DockerSandbox) startExec(ctx context.Context, req proto.Request, co cal
 	if err != nil {
 		return nil, err
 	}
-	c := &helperCall{helperConn: hc, ctx: ctx, s: s, co: co}
+	c := &helperCall{helperConn: hc, ctx: ctx, s: s, co: co, op: req.Op}
+	c.out.Watch(silenceLimit, c.close) // a helper that stops reading input
 	c.stopCtx = context.AfterFunc(ctx, c.cancel)
 	body, err := json.Marshal(req)
 	if err == nil {
@@ -231,7 +265,7 @@ func (c *helperCall) wait() (*proto.Result, error) {
 	go c.watch(stopWatch)
 	for {
 		c.readingSince.Store(time.Now().UnixNano())
-		f, err := c.frames.ReadFrame()
+		f, err := c.frames.ReadFrameLimited(c.limit)
 		c.readingSince.Store(0)
 		if err != nil {
 			if c.stalled.Load() {
@@ -242,7 +276,9 @@ func (c *helperCall) wait() (*proto.Result, error) {
 		switch f.Kind {
 		case proto.KindAlive:
 		case proto.KindStdout, proto.KindStderr:
-			if err := c.co.deliver(f); err != nil {
+			if err := c.co.deliver(f); errors.Is(err, ErrHelper) {
+				return nil, c.fail(err)
+			} else if err != nil {
 				return nil, fmt.Errorf("sandbox: write command output: %w", err)
 			}
 		case proto.KindResult:
@@ -259,6 +295,9 @@ func (c *helperCall) wait() (*proto.Result, error) {
 		}
 	}
 }
+
+// limit says how large a frame of the call may be.
+func (c *helperCall) limit(kind proto.Kind, _ uint32) int { return proto.MaxFrom(kind, c.op) }
 
 // cancel asks the helper to kill the request, and drops the connection if
 // it does not answer in time.

@@ -3,6 +3,7 @@ package sandbox
 import (
 	"context"
 	"encoding/json"
+	"errors"
 	"fmt"
 	"sync"
 	"sync/atomic"
@@ -37,30 +38,61 @@ type channel struct {
 }
 
 // channel returns the sandbox's shared channel, opening it when needed, or
-// nil when it cannot be had now.
+// nil when it cannot be had now. No lock is held while the channel opens:
+// callers that need it meanwhile wait for it within their own context.
 func (s *DockerSandbox) channel(ctx context.Context) *channel {
 	s.chMu.Lock()
-	defer s.chMu.Unlock()
-	if s.ch != nil && !s.ch.broken() {
-		if s.ch.suspect() {
-			return nil // requests use their own execs until it answers
+	for {
+		if ch := s.ch; ch != nil && !ch.broken() {
+			s.chMu.Unlock()
+			if ch.suspect() {
+				return nil // requests use their own execs until it answers
+			}
+			return ch
 		}
-		return s.ch
+		if time.Now().Before(s.chRetryAt) || s.closed.Load() {
+			s.chMu.Unlock()
+			return nil
+		}
+		opening := s.chOpening
+		if opening == nil {
+			break
+		}
+		s.chMu.Unlock()
+		select {
+		case <-opening:
+		case <-ctx.Done():
+			return nil
+		}
+		s.chMu.Lock()
 	}
-	if time.Now().Before(s.chRetryAt) {
-		return nil
-	}
+	opening := make(chan struct{})
+	s.chOpening = opening
+	s.chMu.Unlock()
+
 	hc, err := s.attachHelper(ctx, "serve", "")
+
+	s.chMu.Lock()
+	defer s.chMu.Unlock()
+	s.chOpening = nil
+	close(opening)
 	if err != nil {
 		if ctx.Err() == nil {
 			s.chRetryAt = time.Now().Add(channelRetry)
 		}
 		return nil
 	}
-	s.ch = &channel{s: s, hc: hc, pending: map[uint32]*chanCall{}, done: make(chan struct{}), reaped: make(chan struct{})}
-	go s.ch.readLoop()
-	go s.ch.watch()
-	return s.ch
+	ch := &channel{s: s, hc: hc, pending: map[uint32]*chanCall{}, done: make(chan struct{}), reaped: make(chan struct{})}
+	// A helper that stops reading would block every writer.
+	hc.out.Watch(stallTimeout, func() { ch.breakWith(errChannelStalled) })
+	s.ch = ch
+	if s.closed.Load() { // Close ran meanwhile and found no channel
+		ch.breakWith(ErrClosed)
+		return nil
+	}
+	go ch.readLoop()
+	go ch.watch()
+	return ch
 }
 
 // closeChannel drops the shared channel, if any.
@@ -92,10 +124,15 @@ func (ch *channel) breakWith(err error) {
 }
 
 // readLoop delivers frames to their requests until the connection ends.
+// A frame larger than its request allows, or that breaks the protocol,
+// breaks the channel.
 func (ch *channel) readLoop() {
 	for {
-		f, err := ch.hc.frames.ReadFrame()
+		f, err := ch.hc.frames.ReadFrameLimited(ch.limit)
 		if err != nil {
+			if errors.Is(err, proto.ErrBadFrame) {
+				err = fmt.Errorf("%w: %w", errHelperLied, err)
+			}
 			ch.breakWith(err)
 			return
 		}
@@ -106,30 +143,52 @@ func (ch *channel) readLoop() {
 			delete(ch.pending, f.ID)
 		}
 		ch.mu.Unlock()
+		if f.Kind == proto.KindAlive {
+			continue
+		}
 		if c == nil {
 			continue // a cancelled request's late frames
 		}
 		switch f.Kind {
 		case proto.KindStdout, proto.KindStderr:
-			c.deliver(f)
+			if err := c.deliver(f); err != nil {
+				ch.breakWith(err)
+				return
+			}
 		case proto.KindResult:
 			var res proto.Result
 			if err := json.Unmarshal(f.Payload, &res); err != nil {
-				ch.breakWith(fmt.Errorf("bad result: %w", err))
+				ch.breakWith(fmt.Errorf("%w: bad result: %w", errHelperLied, err))
 				return
 			}
 			c.result <- &res
 		default:
-			ch.breakWith(fmt.Errorf("unexpected frame %q", f.Kind))
+			ch.breakWith(fmt.Errorf("%w: unexpected frame %q", errHelperLied, f.Kind))
 			return
 		}
 	}
+}
+
+// limit says how large a frame may be: by its kind and its request's
+// operation; a frame of no pending request is skipped unread.
+func (ch *channel) limit(kind proto.Kind, id uint32) int {
+	if kind == proto.KindAlive || kind == proto.KindHello {
+		return proto.MaxFrom(kind, "")
+	}
+	ch.mu.Lock()
+	c := ch.pending[id]
+	ch.mu.Unlock()
+	if c == nil {
+		return proto.Discard
+	}
+	return proto.MaxFrom(kind, c.op)
 }
 
 // chanCall is a request on the shared channel.
 type chanCall struct {
 	ch     *channel
 	id     uint32
+	op     string
 	ctx    context.Context
 	co     callOptions
 	result chan *proto.Result
@@ -138,13 +197,15 @@ type chanCall struct {
 }
 
 // deliver hands an output frame to the call's writers (the library's own:
-// they neither fail nor block), unless wait already returned.
-func (c *chanCall) deliver(f proto.Frame) {
+// they do not block, and fail only on more output than the helper may
+// send), unless wait already returned.
+func (c *chanCall) deliver(f proto.Frame) error {
 	c.outMu.Lock()
 	defer c.outMu.Unlock()
-	if !c.ended {
-		_ = c.co.deliver(f)
+	if c.ended {
+		return nil
 	}
+	return c.co.deliver(f)
 }
 
 // endOutput stops deliveries; after it, the writers are the caller's alone.
@@ -169,12 +230,15 @@ func (ch *channel) start(ctx context.Context, req proto.Request, co callOptions)
 		ch.heard.Store(time.Now().UnixNano()) // silence counts from now
 	}
 	ch.nextID++
-	c := &chanCall{ch: ch, id: ch.nextID, ctx: ctx, co: co, result: make(chan *proto.Result, 1)}
+	c := &chanCall{ch: ch, id: ch.nextID, op: req.Op, ctx: ctx, co: co, result: make(chan *proto.Result, 1)}
 	ch.pending[c.id] = c
 	ch.mu.Unlock()
-	if err := ch.hc.out.WriteFrame(proto.KindRequest, c.id, body); err != nil {
-		ch.breakWith(err)
+	if err := ch.hc.out.WriteFrameContext(ctx, proto.KindRequest, c.id, body); err != nil {
 		ch.forget(c.id)
+		if ctxErr := ctx.Err(); ctxErr != nil && err == ctxErr {
+			return nil, ctxErr // nothing was written: the channel is intact
+		}
+		ch.breakWith(err)
 		return nil, errChannelBroken
 	}
 	if co.stdin != nil {

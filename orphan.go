@@ -2,6 +2,7 @@ package sandbox
 
 import (
 	"context"
+	"errors"
 	"fmt"
 	"time"
 
@@ -34,7 +35,20 @@ const silenceLimit = 10 * time.Second
 // for the helper to report it, before it ends the call itself.
 const timeoutBackstop = 3 * time.Second
 
+// handshakeTimeout bounds the start of a helper exec (exec create, attach,
+// hello), whatever the caller's context says: the daemon or a helper
+// replaced from inside the sandbox may never answer.
+const handshakeTimeout = 10 * time.Second
+
+// opBound bounds a request other than exec when its context has no
+// deadline: a helper can say it is alive for ever without answering.
+const opBound = time.Minute
+
 var (
+	errDaemonSilent   = fmt.Errorf("%w: no answer within %v", ErrDaemonUnreachable, handshakeTimeout)
+	errHelperNoHello  = fmt.Errorf("%w: the helper did not start within %v", ErrHelper, handshakeTimeout)
+	errOpBound        = fmt.Errorf("%w: no answer within %v", ErrHelper, opBound)
+	errHelperLied     = fmt.Errorf("%w: the helper broke the protocol", ErrHelper)
 	errChannelStalled = fmt.Errorf("%w: the shared channel stopped answering", ErrHelper)
 	errTimeoutMissed  = fmt.Errorf("%w: the helper missed the command's timeout", ErrHelper)
 	errHelperSilent   = fmt.Errorf("%w: the helper stopped answering", ErrHelper)
@@ -42,11 +56,17 @@ var (
 
 // await waits for p's result. When none came (the helper died, stopped, or
 // did not confirm a cancel), the commands of p's helper may still run: p
-// makes sure they do not before await returns.
+// makes sure they do not, before await returns, unless the caller's
+// context ended: the call then returns at once and they are killed in the
+// background (within killTimeout, or stallTimeout for the shared channel).
 func (s *DockerSandbox) await(p pending) (*proto.Result, error) {
 	res, err := p.wait()
 	if res == nil && err != nil {
-		p.lost()
+		if ctx := p.context(); ctx.Err() != nil && !errors.Is(context.Cause(ctx), ErrHelper) {
+			go p.lost()
+		} else {
+			p.lost()
+		}
 	}
 	return res, err
 }
@@ -89,6 +109,10 @@ func (c *helperCall) watch(stop <-chan struct{}) {
 // lost makes sure the request's command is dead: its helper serves it
 // alone, so it and its commands are killed.
 func (c *helperCall) lost() { c.s.killSession(c.hello.Session, c.co.user) }
+
+func (c *helperCall) context() context.Context { return c.ctx }
+
+func (c *chanCall) context() context.Context { return c.ctx }
 
 // lost makes sure the request's command is dead. On a broken channel, the
 // channel's commands are killed (reap); on one that did not confirm a
@@ -168,7 +192,10 @@ func (ch *channel) probe() {
 	defer cancel()
 	c, err := ch.start(ctx, proto.Request{Op: proto.OpStat, Paths: []string{"/"}}, callOptions{})
 	if err != nil {
-		return // broken already
+		if ctx.Err() != nil { // a writer held the connection all along
+			ch.breakWith(errChannelStalled)
+		}
+		return // else broken already
 	}
 	select {
 	case <-c.result:

@@ -27,7 +27,8 @@ type DockerSandbox struct {
 	podman bool // the engine is Podman (see isPodman)
 
 	chMu      sync.Mutex
-	ch        *channel // the shared channel to the helper, opened on first use
+	ch        *channel      // the shared channel to the helper, opened on first use
+	chOpening chan struct{} // closed when the channel being opened is, or is not
 	chRetryAt time.Time
 }
 

@@ -302,15 +302,17 @@ func (s *DockerSandbox) catFile(ctx context.Context, p string, size int64) ([]by
 	return buf.b, nil
 }
 
-// boundedBuffer keeps at most max bytes.
+// boundedBuffer takes at most max bytes: the helper sends no more than it
+// is asked for, so more is a lie (errHelperLied), which ends the call.
 type boundedBuffer struct {
 	b   []byte
 	max int64
 }
 
 func (w *boundedBuffer) Write(p []byte) (int, error) {
-	if room := w.max - int64(len(w.b)); room > 0 {
-		w.b = append(w.b, p[:min(int64(len(p)), room)]...)
+	if int64(len(p)) > w.max-int64(len(w.b)) {
+		return 0, fmt.Errorf("%w: more than the %d bytes asked for", errHelperLied, w.max)
 	}
+	w.b = append(w.b, p...)
 	return len(p), nil
 }

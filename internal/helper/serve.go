@@ -108,7 +108,7 @@ func (s *server) dispatch(ctx context.Context, f proto.Frame, once bool) error {
 	case proto.KindRequest:
 		req, bad := decodeRequest(f.Payload)
 		if bad != nil {
-			return s.result(f.ID, &proto.Result{Error: bad})
+			return s.result(f.ID, "", &proto.Result{Error: bad})
 		}
 		s.mu.Lock()
 		if _, dup := s.reqs[f.ID]; dup || s.onced {
@@ -138,7 +138,7 @@ func (s *server) dispatch(ctx context.Context, f proto.Frame, once bool) error {
 			s.mu.Unlock()
 			announce()
 			cancel()
-			_ = s.result(f.ID, res)
+			_ = s.result(f.ID, req.Op, res)
 			if once {
 				close(s.done)
 			}
@@ -205,33 +205,56 @@ func (s *server) keepAlive(ctx context.Context) {
 	}
 }
 
-func (s *server) result(id uint32, res *proto.Result) error {
-	b, err := json.Marshal(res)
-	if err == nil && len(b) > proto.MaxPayload {
-		b, err = fitResult(res, len(b))
-	}
+func (s *server) result(id uint32, op string, res *proto.Result) error {
+	b, err := fitResult(op, res)
 	if err != nil {
-		b, _ = json.Marshal(proto.Result{Error: &proto.Error{Code: proto.CodeInternal, Message: err.Error()}})
+		b, _ = json.Marshal(proto.Result{Error: proto.ErrorOf(err)})
 	}
 	return s.w.WriteFrame(proto.KindResult, id, b)
 }
 
-// fitResult encodes a result that is too large (size bytes) for one frame,
-// which the library would otherwise wait for in vain: grep matches are cut
-// (Truncated, as a max count would), anything else is an error.
-func fitResult(res *proto.Result, size int) ([]byte, error) {
-	for len(res.Matches) > 0 && size > proto.MaxPayload {
-		cut := *res
-		cut.Matches = res.Matches[:int(int64(len(res.Matches))*proto.MaxPayload/int64(size)*9/10)]
-		cut.Truncated = true
-		b, err := json.Marshal(&cut)
-		if err != nil || len(b) <= proto.MaxPayload {
+// maxErrorMessage bounds an error's message in a Result.
+const maxErrorMessage = 4 << 10
+
+// fitResult encodes res for op within what the library accepts
+// (proto.MaxResult, proto.MaxItems), which it would otherwise refuse: grep
+// matches and glob entries are cut (Truncated, as a max count would), an
+// error's message is shortened, anything else too large is an error.
+func fitResult(op string, res *proto.Result) ([]byte, error) {
+	if e := res.Error; e != nil && len(e.Message) > maxErrorMessage {
+		res.Error = &proto.Error{Code: e.Code, Message: e.Message[:maxErrorMessage] + "..."}
+	}
+	if len(res.Matches) > proto.MaxItems {
+		res.Matches, res.Truncated = res.Matches[:proto.MaxItems], true
+	}
+	if op == proto.OpGlob && len(res.Entries) > proto.MaxItems {
+		res.Entries, res.Truncated = res.Entries[:proto.MaxItems], true
+	}
+	if n := max(len(res.Entries), len(res.Stats)); n > proto.MaxItems {
+		return nil, fmt.Errorf("%w: %d entries, more than one answer holds (%d)", errTooLarge, n, proto.MaxItems)
+	}
+	limit := proto.MaxResult(op)
+	for {
+		b, err := json.Marshal(res)
+		if err != nil || len(b) <= limit {
 			return b, err
 		}
-		res, size = &cut, len(b)
+		cut := *res
+		switch keep := func(n int) int { return int(int64(n) * int64(limit) / int64(len(b)) * 9 / 10) }; {
+		case len(res.Matches) > 0:
+			cut.Matches = res.Matches[:keep(len(res.Matches))]
+		case op == proto.OpGlob && len(res.Entries) > 0:
+			cut.Entries = res.Entries[:keep(len(res.Entries))]
+		default:
+			return nil, fmt.Errorf("%w: the result (%d bytes) exceeds what one answer holds (%d bytes); ask for less", errTooLarge, len(b), limit)
+		}
+		cut.Truncated = true
+		res = &cut
 	}
-	return nil, fmt.Errorf("the result (%d bytes) exceeds the protocol's frame limit (%d bytes); ask for less", size, proto.MaxPayload)
 }
+
+// errTooLarge: an answer the protocol cannot carry.
+var errTooLarge = errors.New("result too large")
 
 func takesInput(req proto.Request) bool {
 	return req.Op == proto.OpWrite || (req.Op == proto.OpExec && req.Stdin)

@@ -6,11 +6,11 @@ package proto
 
 import (
 	"bufio"
+	"context"
 	"encoding/binary"
 	"errors"
 	"fmt"
 	"io"
-	"sync"
 	"time"
 )
 
@@ -56,15 +56,31 @@ type Frame struct {
 
 // Writer writes frames; it is safe for concurrent use.
 type Writer struct {
-	mu sync.Mutex
-	w  io.Writer
+	turn chan struct{} // holds a token while a frame is written
+	w    io.Writer
+	// A write that takes longer than stall calls onStall (which should
+	// make it fail, e.g. by closing the connection); see Watch.
+	stall   time.Duration
+	onStall func()
 }
 
 // NewWriter returns a Writer on w.
-func NewWriter(w io.Writer) *Writer { return &Writer{w: w} }
+func NewWriter(w io.Writer) *Writer { return &Writer{w: w, turn: make(chan struct{}, 1)} }
+
+// Watch makes every later write that takes longer than d (once it is the
+// writer's turn: waiting for other writers does not count) call onStall,
+// which should end the write, e.g. by closing the connection: a peer that
+// stops reading must not block writers for ever.
+func (w *Writer) Watch(d time.Duration, onStall func()) { w.stall, w.onStall = d, onStall }
 
 // WriteFrame writes one frame atomically with respect to other callers.
 func (w *Writer) WriteFrame(kind Kind, id uint32, payload []byte) error {
+	return w.WriteFrameContext(context.Background(), kind, id, payload)
+}
+
+// WriteFrameContext is WriteFrame, but gives up with ctx's error, having
+// written nothing, when ctx ends while other writers hold the writer.
+func (w *Writer) WriteFrameContext(ctx context.Context, kind Kind, id uint32, payload []byte) error {
 	if len(payload) > MaxPayload {
 		return fmt.Errorf("proto: frame payload of %d bytes exceeds %d", len(payload), MaxPayload)
 	}
@@ -72,8 +88,16 @@ func (w *Writer) WriteFrame(kind Kind, id uint32, payload []byte) error {
 	hdr[0] = byte(kind)
 	binary.BigEndian.PutUint32(hdr[1:5], id)
 	binary.BigEndian.PutUint32(hdr[5:9], uint32(len(payload)))
-	w.mu.Lock()
-	defer w.mu.Unlock()
+	select {
+	case w.turn <- struct{}{}:
+	case <-ctx.Done():
+		return ctx.Err()
+	}
+	defer func() { <-w.turn }()
+	if w.onStall != nil {
+		t := time.AfterFunc(w.stall, w.onStall)
+		defer t.Stop()
+	}
 	if _, err := w.w.Write(append(hdr[:], payload...)); err != nil {
 		return err
 	}
@@ -94,8 +118,21 @@ func NewReader(r io.Reader) *Reader { return &Reader{r: bufio.NewReaderSize(r, 6
 // ErrBadFrame reports a frame that breaks the protocol.
 var ErrBadFrame = errors.New("proto: malformed frame")
 
-// ReadFrame reads the next frame. It returns io.EOF only at a frame boundary.
+// ReadFrame reads the next frame, of at most MaxPayload bytes. It returns
+// io.EOF only at a frame boundary.
 func (r *Reader) ReadFrame() (Frame, error) {
+	return r.ReadFrameLimited(func(Kind, uint32) int { return MaxPayload })
+}
+
+// Discard, returned by a limit function, makes ReadFrameLimited skip the
+// frame's payload (up to MaxPayload bytes) without keeping it.
+const Discard = -1
+
+// ReadFrameLimited reads the next frame, refusing (ErrBadFrame) a payload
+// longer than limit returns for the frame's kind and ID, before reading it:
+// a peer cannot make the reader allocate more than the frame may carry.
+// A limit of Discard skips the payload: the frame comes back without it.
+func (r *Reader) ReadFrameLimited(limit func(Kind, uint32) int) (Frame, error) {
 	var hdr [headerSize]byte
 	if _, err := io.ReadFull(r.r, hdr[:]); err != nil {
 		if errors.Is(err, io.ErrUnexpectedEOF) {
@@ -103,15 +140,25 @@ func (r *Reader) ReadFrame() (Frame, error) {
 		}
 		return Frame{}, err
 	}
-	n := binary.BigEndian.Uint32(hdr[5:9])
-	if n > MaxPayload {
-		return Frame{}, fmt.Errorf("%w: payload of %d bytes exceeds %d", ErrBadFrame, n, MaxPayload)
-	}
+	n := int64(binary.BigEndian.Uint32(hdr[5:9]))
 	f := Frame{Kind: Kind(hdr[0]), ID: binary.BigEndian.Uint32(hdr[1:5])}
 	switch f.Kind {
 	case KindHello, KindRequest, KindInput, KindCancel, KindStdout, KindStderr, KindResult, KindAlive:
 	default:
 		return Frame{}, fmt.Errorf("%w: unknown kind %q", ErrBadFrame, hdr[0])
+	}
+	max := limit(f.Kind, f.ID)
+	if max == Discard {
+		if n > MaxPayload {
+			return Frame{}, fmt.Errorf("%w: %q payload of %d bytes exceeds %d", ErrBadFrame, f.Kind, n, MaxPayload)
+		}
+		if _, err := io.CopyN(io.Discard, r.r, n); err != nil {
+			return Frame{}, fmt.Errorf("%w: truncated payload: %v", ErrBadFrame, err)
+		}
+		return f, nil
+	}
+	if n > int64(max) {
+		return Frame{}, fmt.Errorf("%w: %q payload of %d bytes exceeds %d", ErrBadFrame, f.Kind, n, max)
 	}
 	if n > 0 {
 		f.Payload = make([]byte, n)

@@ -74,14 +74,14 @@ type Result struct {
 	TimedOut  bool `json:"timed_out,omitempty"`
 	OOMKilled bool `json:"oom_killed,omitempty"` // SIGKILLed by the kernel's OOM killer
 
-	Read      *fsops.ReadResult `json:"read,omitempty"`
-	Entries   []fsops.FileInfo  `json:"entries,omitempty"`
-	Matches   []fsops.GrepMatch `json:"matches,omitempty"`
-	Count     int               `json:"count,omitempty"`
-	Truncated bool              `json:"truncated,omitempty"`
-	Stats     []Stat            `json:"stats,omitempty"`
-	UID       int               `json:"uid,omitempty"` // prepare: who the helper runs as
-	GID       int               `json:"gid,omitempty"`
+	Read      *fsops.ReadResult     `json:"read,omitempty"`
+	Entries   List[fsops.FileInfo]  `json:"entries,omitempty"`
+	Matches   List[fsops.GrepMatch] `json:"matches,omitempty"`
+	Count     int                   `json:"count,omitempty"`
+	Truncated bool                  `json:"truncated,omitempty"`
+	Stats     List[Stat]            `json:"stats,omitempty"`
+	UID       int                   `json:"uid,omitempty"` // prepare: who the helper runs as
+	GID       int                   `json:"gid,omitempty"`
 }
 
 // Stat is the helper's view of one path in a batch, as the sandbox user sees it.

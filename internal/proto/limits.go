@@ -1,0 +1,50 @@
+package proto
+
+// What one frame from the helper may carry, by kind, as the library checks
+// it before reading the payload: the helper's frames are hostile input, and
+// a call whose result is small by contract must cost the host little
+// whatever the helper sends. An honest helper stays within these limits
+// (see FitResult); a frame over them breaks the protocol.
+const (
+	// MaxHello bounds the Hello frame.
+	MaxHello = 4 << 10
+	// MaxItems bounds the entries, matches or stats of one Result, which
+	// decode into structs larger than their shortest JSON form.
+	MaxItems = 200_000
+	// maxListResult bounds a Result of ls, glob, grep, stat and prepare.
+	maxListResult = 16 << 20
+	// maxReadResult bounds a read Result: a page of at most
+	// fsops.MaxPageBytes, each byte escaped as \u00XX at worst.
+	maxReadResult = 4 << 20
+	// maxSmallResult bounds any other Result (exec, write, edit, ...).
+	maxSmallResult = 64 << 10
+)
+
+// MaxResult returns the largest Result payload the library accepts for op.
+func MaxResult(op string) int {
+	switch op {
+	case OpLs, OpGlob, OpGrep, OpStat, OpPrepare:
+		return maxListResult
+	case OpRead:
+		return maxReadResult
+	}
+	return maxSmallResult
+}
+
+// MaxFrom returns the largest payload the library accepts in a frame of
+// kind from a helper serving a request for op ("" when the frame belongs
+// to no request).
+func MaxFrom(kind Kind, op string) int {
+	switch kind {
+	case KindHello:
+		return MaxHello
+	case KindStdout, KindStderr:
+		return ChunkSize
+	case KindResult:
+		if op == "" {
+			return maxListResult
+		}
+		return MaxResult(op)
+	}
+	return 0 // Alive; nothing else comes from a helper
+}
