@@ -45,6 +45,17 @@ func gone(err error) error {
 	return err
 }
 
+// daemonErr turns a failure to reach the daemon (no socket, refused, reset,
+// a broken TLS handshake) into ErrDaemonUnreachable, quoting the cause
+// with %v: a missing socket's ENOENT must not pass for a missing file
+// (fs.ErrNotExist). Other errors pass through.
+func daemonErr(err error) error {
+	if err == nil || errors.Is(err, ErrDaemonUnreachable) || !client.IsErrConnectionFailed(err) {
+		return err
+	}
+	return fmt.Errorf("%w: %v", ErrDaemonUnreachable, err)
+}
+
 // isNotFound reports a missing container or object. Podman sometimes
 // answers a container being removed with a 500 whose text says so.
 func isNotFound(err error) bool {

@@ -28,7 +28,7 @@ func ensureImage(ctx context.Context, cli dockerAPI, o *options) (string, error)
 		return "", fmt.Errorf("%w: %s is not on the daemon and the pull policy forbids pulling it", ErrImageNotFound, o.image)
 	}
 	if err != nil {
-		return "", fmt.Errorf("sandbox: inspect image %s: %w", o.image, err)
+		return "", fmt.Errorf("sandbox: inspect image %s: %w", o.image, daemonErr(err))
 	}
 	if inspect.Os != "" && inspect.Os != "linux" {
 		return "", fmt.Errorf("%w: image %s is for %s, not linux", ErrUnsupportedArch, o.image, inspect.Os)
@@ -39,6 +39,9 @@ func ensureImage(ctx context.Context, cli dockerAPI, o *options) (string, error)
 // pull pulls ref, writing one line per progress message to progress.
 func pull(ctx context.Context, cli dockerAPI, ref string, progress io.Writer) error {
 	resp, err := cli.ImagePull(ctx, ref, client.ImagePullOptions{})
+	if client.IsErrConnectionFailed(err) {
+		return fmt.Errorf("sandbox: pull %s: %w", ref, daemonErr(err))
+	}
 	if err != nil {
 		return fmt.Errorf("%w: pull %s: %v", ErrImageNotFound, ref, err)
 	}

@@ -384,13 +384,17 @@ func WithDevices(devices ...string) Option {
 	}
 }
 
-// WithUlimits sets resource limits for processes in the sandbox.
+// WithUlimits sets resource limits for processes in the sandbox. Names are
+// Docker's: core, cpu, data, fsize, locks, memlock, msgqueue, nice,
+// nofile, nproc, rss, rtprio, rttime, sigpending, stack; -1 is unlimited.
 func WithUlimits(limits ...Ulimit) Option {
 	return func(o *options) error {
 		for _, l := range limits {
-			if l.Name == "" || strings.ContainsAny(l.Name, " =:") || l.Soft < -1 || l.Hard < -1 ||
-				(l.Hard >= 0 && l.Soft > l.Hard) || (l.Hard == -1 && l.Soft < -1) {
-				return fmt.Errorf("ulimit %+v: want a name and soft <= hard", l)
+			if !validUlimit(l.Name) {
+				return fmt.Errorf("ulimit %q: unknown name (want one of %s)", l.Name, strings.Join(ulimitNames(), ", "))
+			}
+			if l.Soft < -1 || l.Hard < -1 || (l.Hard >= 0 && (l.Soft == -1 || l.Soft > l.Hard)) {
+				return fmt.Errorf("ulimit %+v: want soft <= hard, -1 for unlimited", l)
 			}
 			o.ulimits = append(o.ulimits, &container.Ulimit{Name: l.Name, Soft: l.Soft, Hard: l.Hard})
 		}

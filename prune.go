@@ -36,7 +36,9 @@ func PruneOlderThan(d time.Duration) PruneOption {
 }
 
 // PruneDeadOwners selects sandboxes whose creating process, on this host,
-// is gone (it crashed or exited without Close).
+// is gone (it crashed or exited without Close), and sandboxes created and
+// never started more than abandonedAfter ago, whatever their owner (a
+// process on another host that died inside New, say).
 func PruneDeadOwners() PruneOption {
 	return func(c *pruneConfig) error {
 		c.deadOwners = true
@@ -128,12 +130,12 @@ func (cfg *pruneConfig) each(ctx context.Context, fn func(dockerAPI, container.S
 		All: true, Filters: make(client.Filters).Add("label", LabelSandbox+"=true"),
 	})
 	if err != nil {
-		return fmt.Errorf("sandbox: list containers: %w", err)
+		return fmt.Errorf("sandbox: list containers: %w", daemonErr(err))
 	}
 	host, _ := os.Hostname()
 	var errs []error
 	for _, c := range list.Items {
-		if cfg.selects(c.Labels, host) {
+		if cfg.selects(c, host, time.Now()) {
 			errs = append(errs, fn(cli, c))
 		}
 	}
@@ -155,7 +157,7 @@ func Prune(ctx context.Context, opts ...PruneOption) ([]string, error) {
 	err = cfg.each(ctx, func(cli dockerAPI, c container.Summary) error {
 		_, err := cli.ContainerRemove(ctx, c.ID, client.ContainerRemoveOptions{Force: true, RemoveVolumes: true})
 		if err != nil && !isNotFound(err) && !removing(err) {
-			return fmt.Errorf("remove %s: %w", c.ID[:12], err)
+			return fmt.Errorf("remove %s: %w", c.ID[:12], daemonErr(err))
 		}
 		removed = append(removed, c.ID[:12])
 		return nil
@@ -163,23 +165,73 @@ func Prune(ctx context.Context, opts ...PruneOption) ([]string, error) {
 	return removed, err
 }
 
-// selects reports whether a sandbox with these labels is to be pruned.
-func (c *pruneConfig) selects(labels map[string]string, host string) bool {
+// selects reports whether a sandbox is to be pruned.
+func (c *pruneConfig) selects(ctr container.Summary, host string, now time.Time) bool {
 	if c.all {
 		return true
 	}
 	if c.olderThan > 0 {
-		created, err := time.Parse(time.RFC3339, labels[LabelCreated])
-		if err == nil && time.Since(created) > c.olderThan {
+		created, err := time.Parse(time.RFC3339, ctr.Labels[LabelCreated])
+		if err == nil && now.Sub(created) > c.olderThan {
 			return true
 		}
 	}
-	if c.deadOwners {
-		h, pidText, ok := strings.Cut(labels[LabelOwner], ":")
-		pid, err := strconv.Atoi(pidText)
-		if ok && err == nil && h == host && !processAlive(pid) {
-			return true
+	return c.deadOwners && (deadOwner(ctr.Labels, host) || abandoned(ctr, host, now))
+}
+
+// deadOwner reports whether the sandbox's owner label names a process of
+// this host that no longer exists.
+func deadOwner(labels map[string]string, host string) bool {
+	h, pidText, ok := strings.Cut(labels[LabelOwner], ":")
+	pid, err := strconv.Atoi(pidText)
+	return ok && err == nil && h == host && !processAlive(pid)
+}
+
+// abandonedAfter is how long after its creation label a container still
+// "created" (never started) is taken as abandoned whatever its owner:
+// New starts its container or removes it within ContainerCreate's bound
+// (closeTimeout) plus startBound, so one still created later belongs to a
+// process that died inside New. The slack covers clocks of other hosts.
+const abandonedAfter = closeTimeout + startBound + 2*time.Minute + 30*time.Second
+
+// abandoned reports whether ctr was created and never started by a New
+// that will not start it: its owner, on this host, died, or it is older
+// than abandonedAfter. Such a container never reached its owner (New
+// returns started sandboxes only), so no one can use it.
+func abandoned(ctr container.Summary, host string, now time.Time) bool {
+	if ctr.State != container.StateCreated {
+		return false
+	}
+	if deadOwner(ctr.Labels, host) {
+		return true
+	}
+	created, err := time.Parse(time.RFC3339, ctr.Labels[LabelCreated])
+	return err == nil && now.Sub(created) > abandonedAfter
+}
+
+// sweepTimeout bounds the sweep New makes before it creates a container.
+const sweepTimeout = 5 * time.Second
+
+// sweepAbandoned removes the library's abandoned containers (see
+// abandoned): the helper, which enforces a lifetime and an idle timeout,
+// never ran in them, so nothing else would. New calls it, so that a
+// process that died inside New (or inside a Pool's refill) leaves nothing
+// behind once the next sandbox is made on this daemon. It is best effort:
+// failures are ignored, New goes on.
+func sweepAbandoned(ctx context.Context, cli dockerAPI) {
+	ctx, cancel := context.WithTimeout(context.WithoutCancel(ctx), sweepTimeout)
+	defer cancel()
+	list, err := cli.ContainerList(ctx, client.ContainerListOptions{
+		All: true, Filters: make(client.Filters).Add("label", LabelSandbox+"=true").Add("status", string(container.StateCreated)),
+	})
+	if err != nil {
+		return
+	}
+	host, _ := os.Hostname()
+	now := time.Now()
+	for _, c := range list.Items {
+		if abandoned(c, host, now) {
+			_, _ = cli.ContainerRemove(ctx, c.ID, client.ContainerRemoveOptions{Force: true, RemoveVolumes: true})
 		}
 	}
-	return false
 }

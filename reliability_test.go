@@ -746,13 +746,14 @@ type privateDaemon struct {
 	cmd  *exec.Cmd
 	exit chan error // the running dockerd's exit
 	cli  *client.Client
+	args []string // more dockerd flags
 }
 
-// startPrivateDaemon starts a private dockerd with the busybox test image
-// loaded, and stops and removes it all when the test ends. It skips the
+// startPrivateDaemon starts a private dockerd (with the more flags args)
+// with the busybox test image loaded, and stops and removes it all when the test ends. It skips the
 // test when the process is not root or dockerd is not installed: both are
 // needed to run a daemon.
-func startPrivateDaemon(t *testing.T) *privateDaemon {
+func startPrivateDaemon(t *testing.T, args ...string) *privateDaemon {
 	t.Helper()
 	if os.Geteuid() != 0 {
 		t.Skip("a private dockerd needs root")
@@ -762,7 +763,7 @@ func startPrivateDaemon(t *testing.T) *privateDaemon {
 	}
 	dir, err := os.MkdirTemp("", "dsb-dockerd-") // short: a socket path has ~100 bytes
 	require.NoError(t, err)
-	d := &privateDaemon{t: t, dir: dir, host: "unix://" + filepath.Join(dir, "docker.sock")}
+	d := &privateDaemon{t: t, dir: dir, host: "unix://" + filepath.Join(dir, "docker.sock"), args: args}
 	t.Cleanup(d.destroy)
 	d.start()
 	cli, err := client.New(client.WithHost(d.host))
@@ -789,6 +790,7 @@ func (d *privateDaemon) start() {
 		"--bridge=none", "--iptables=false", "--ip-masq=false",
 		"--containerd-namespace", "dsb-test", "--containerd-plugins-namespace", "dsb-test-plugins",
 	)
+	d.cmd.Args = append(d.cmd.Args, d.args...)
 	d.cmd.Stdout, d.cmd.Stderr = logf, logf
 	d.cmd.SysProcAttr = &syscall.SysProcAttr{
 		Pdeathsig: syscall.SIGTERM, // never outlive the test binary

@@ -9,6 +9,7 @@ import (
 	"time"
 
 	"github.com/dockersandbox/sandbox/internal/helperbin"
+	"github.com/moby/moby/api/types/container"
 	"github.com/moby/moby/client"
 )
 
@@ -21,8 +22,10 @@ type DockerSandbox struct {
 	ownClient bool
 
 	closed    atomic.Bool
-	closeOnce sync.Once
-	closeErr  error
+	closeMu   sync.Mutex
+	closeDone bool          // a Close succeeded: later ones return nil
+	closing   *closeCall    // the Close in flight, shared by concurrent callers
+	removeFor time.Duration // bound of Close's Docker calls; 0: closeTimeout
 
 	podman bool // the engine is Podman (see isPodman)
 
@@ -32,12 +35,27 @@ type DockerSandbox struct {
 	chRetryAt time.Time
 }
 
+// closeCall is one attempt of Close; concurrent callers share its outcome.
+type closeCall struct {
+	done chan struct{}
+	err  error
+}
+
+// ErrStillRemoving: Close's bound ended while the daemon was removing the
+// container (a large writable layer takes a while). The daemon goes on
+// removing it whatever became of the call; the container disappears later,
+// and calling Close again waits for that (within its bound).
+var ErrStillRemoving = errors.New("sandbox: the daemon is still removing the container")
+
 // New creates and starts a sandbox container. It connects to Docker (from
 // the environment unless WithClient or WithClientOptions say otherwise),
 // makes the image available according to the pull policy, creates the
 // container with the in-container helper as its main process, and starts
 // it. If any step fails, nothing is left behind and the error says which
-// step failed.
+// step failed. A failure to reach the daemon, at any step, is
+// ErrDaemonUnreachable. Before creating, New removes the library's
+// containers that were created and never started by a process that died
+// on this host (see Prune).
 func New(ctx context.Context, opts ...Option) (*DockerSandbox, error) {
 	return open(ctx, opts, create)
 }
@@ -58,7 +76,7 @@ func open(ctx context.Context, opts []Option, mk func(context.Context, dockerAPI
 		if own {
 			cli.Close()
 		}
-		return nil, err
+		return nil, daemonErr(err)
 	}
 	s.ownClient = own
 	return s, nil
@@ -88,7 +106,20 @@ func connect(ctx context.Context, o *options) (dockerAPI, bool, error) {
 	return cli, true, nil
 }
 
-// create makes the container; on failure it removes what it made.
+// startBound bounds what New does between creating the container and
+// starting it (copying the helper in, reading the image's user database,
+// the start itself): a container left "created" longer than that (plus
+// ContainerCreate's own bound) was abandoned (see abandonedAfter).
+const startBound = 2 * time.Minute
+
+// afterCreate, when set (by tests only), is called with the container's ID
+// right after ContainerCreate: a test process crashes itself there.
+var afterCreate func(id string)
+
+// create makes the container; on failure it removes what it made. When
+// the engine refuses to start it because a default resource limit exceeds
+// what its host allows (Podman's default nofile, say), it tries again with
+// that limit set to this host's.
 func create(ctx context.Context, cli dockerAPI, o *options) (*DockerSandbox, error) {
 	arch, err := ensureImage(ctx, cli, o)
 	if err != nil {
@@ -98,16 +129,37 @@ func create(ctx context.Context, cli dockerAPI, o *options) (*DockerSandbox, err
 	if err != nil {
 		return nil, fmt.Errorf("sandbox: image %s: %w", o.image, err)
 	}
+	podman := isPodman(ctx, cli)
+	sweepAbandoned(ctx, cli)
 	cfg, host := o.containerConfig()
+	added := map[string]bool{} // limits set to this host's after a refusal
+	for {
+		cfg.Labels[LabelCreated] = time.Now().UTC().Format(time.RFC3339)
+		s, err := createOnce(ctx, cli, o, cfg, host, bin, podman)
+		if err == nil {
+			return s, nil
+		}
+		retry, err := adaptUlimits(host, added, err)
+		if !retry {
+			return nil, err
+		}
+	}
+}
+
+// createOnce creates and starts the container.
+func createOnce(ctx context.Context, cli dockerAPI, o *options, cfg *container.Config, host *container.HostConfig, bin []byte, podman bool) (*DockerSandbox, error) {
 	// Not cancelled midway: a container the daemon made but whose ID never
 	// reached us would leak.
 	cctx, cancel := context.WithTimeout(context.WithoutCancel(ctx), closeTimeout)
 	created, err := cli.ContainerCreate(cctx, client.ContainerCreateOptions{Config: cfg, HostConfig: host, Name: o.name})
 	cancel()
 	if err != nil {
-		return nil, fmt.Errorf("sandbox: create container: %w", err)
+		return nil, fmt.Errorf("sandbox: create container: %w", daemonErr(err))
 	}
-	s := &DockerSandbox{id: created.ID, opts: o, cli: cli, podman: isPodman(ctx, cli)}
+	if afterCreate != nil {
+		afterCreate(created.ID)
+	}
+	s := &DockerSandbox{id: created.ID, opts: o, cli: cli, podman: podman}
 	if err := ctx.Err(); err != nil {
 		if rmErr := s.remove(); rmErr != nil {
 			err = errors.Join(err, rmErr)
@@ -120,15 +172,17 @@ func create(ctx context.Context, cli dockerAPI, o *options) (*DockerSandbox, err
 		}
 		return nil, err
 	}
-	uid, gid, err := resolveUser(ctx, cli, s.id, o.user)
+	sctx, cancel := context.WithTimeout(ctx, startBound)
+	defer cancel()
+	uid, gid, err := resolveUser(sctx, cli, s.id, o.user)
 	if err != nil {
-		return fail(fmt.Errorf("sandbox: %w", err))
+		return fail(fmt.Errorf("sandbox: %w", daemonErr(err)))
 	}
-	if err := prepareFS(ctx, cli, s.id, o, bin, uid, gid); err != nil {
-		return fail(fmt.Errorf("sandbox: %w", err))
+	if err := prepareFS(sctx, cli, s.id, o, bin, uid, gid); err != nil {
+		return fail(fmt.Errorf("sandbox: %w", daemonErr(err)))
 	}
-	if _, err := cli.ContainerStart(ctx, s.id, client.ContainerStartOptions{}); err != nil {
-		return fail(fmt.Errorf("sandbox: start container: %w", err))
+	if _, err := cli.ContainerStart(sctx, s.id, client.ContainerStartOptions{}); err != nil {
+		return fail(fmt.Errorf("sandbox: start container: %w", daemonErr(err)))
 	}
 	return s, nil
 }
@@ -146,45 +200,130 @@ func (s *DockerSandbox) ID() string {
 func (s *DockerSandbox) WorkingDir() string { return s.opts.workingDir }
 
 // Close removes the container (or stops it, with WithAutoRemove(false)) and
-// releases the Docker client if the sandbox made it. It is idempotent and
-// returns quickly: the helper exits at once on SIGTERM. Later calls on the
-// sandbox return ErrClosed.
+// releases the Docker client if the sandbox made it. It returns within
+// about 30 s (closeTimeout), quickly in the usual case: the helper exits at
+// once on SIGTERM. Later calls on the sandbox return ErrClosed.
+//
+// A Close that fails can be called again until it succeeds (the daemon was
+// unreachable: ErrDaemonUnreachable; its bound ended while the daemon was
+// removing a large container: ErrStillRemoving, and the next Close waits
+// for the removal to finish); once one succeeds, later calls return nil.
+// Concurrent calls share one attempt.
 func (s *DockerSandbox) Close() error {
-	s.closeOnce.Do(func() {
-		s.closed.Store(true)
+	s.closeMu.Lock()
+	if s.closeDone {
+		s.closeMu.Unlock()
+		return nil
+	}
+	if c := s.closing; c != nil {
+		s.closeMu.Unlock()
+		<-c.done
+		return c.err
+	}
+	c := &closeCall{done: make(chan struct{})}
+	s.closing = c
+	first := !s.closed.Swap(true)
+	s.closeMu.Unlock()
+
+	if first {
 		s.closeChannel()
-		if s.opts.autoRemove {
-			s.closeErr = s.remove()
-		} else {
-			s.closeErr = s.stop()
-		}
-		if s.ownClient {
-			s.closeErr = errors.Join(s.closeErr, s.cli.Close())
-		}
-	})
-	return s.closeErr
+	}
+	if s.opts.autoRemove {
+		c.err = s.remove()
+	} else {
+		c.err = s.stop()
+	}
+	s.closeMu.Lock()
+	s.closing = nil
+	s.closeDone = c.err == nil
+	s.closeMu.Unlock()
+	if c.err == nil && s.ownClient {
+		_ = s.cli.Close() // it only drops idle connections
+	}
+	close(c.done)
+	return c.err
 }
 
 // closeTimeout bounds the Docker calls of Close, which has no context.
 const closeTimeout = 30 * time.Second
 
-func (s *DockerSandbox) remove() error {
-	ctx, cancel := context.WithTimeout(context.Background(), closeTimeout)
-	defer cancel()
-	_, err := s.cli.ContainerRemove(ctx, s.id, client.ContainerRemoveOptions{Force: true, RemoveVolumes: true})
-	if err != nil && !isNotFound(err) && !removing(err) {
-		return fmt.Errorf("sandbox: remove container %s: %w", s.ID(), err)
+// removeSettle is the part of Close's bound kept, when the removal request
+// times out, to ask the daemon what became of the container.
+const removeSettle = 5 * time.Second
+
+// closeBound returns the bound of Close's Docker calls.
+func (s *DockerSandbox) closeBound() time.Duration {
+	if s.removeFor > 0 {
+		return s.removeFor
 	}
-	return nil
+	return closeTimeout
+}
+
+// remove force-removes the container with its anonymous volumes. The
+// daemon removes a container whatever becomes of the request (moby's
+// ContainerRm takes no context, Docker 20.10 through 29): when the request
+// times out, or another removal is in progress (an earlier Close's, or
+// Docker's auto-remove), remove waits for the container to disappear
+// within the bound, and says ErrStillRemoving if the daemon answers and
+// the container is still there.
+func (s *DockerSandbox) remove() error {
+	bound := s.closeBound()
+	ctx, cancel := context.WithTimeout(context.Background(), bound)
+	defer cancel()
+	rctx, rcancel := context.WithTimeout(ctx, bound-min(removeSettle, bound/6))
+	_, err := s.cli.ContainerRemove(rctx, s.id, client.ContainerRemoveOptions{Force: true, RemoveVolumes: true})
+	rcancel()
+	switch {
+	case err == nil || isNotFound(err):
+		return nil
+	case removing(err) || errors.Is(err, context.DeadlineExceeded):
+		return s.awaitRemoval(ctx, err)
+	}
+	return fmt.Errorf("sandbox: remove container %s: %w", s.ID(), daemonErr(err))
+}
+
+// awaitRemoval waits until the container no longer exists or ctx ends;
+// cause is why remove waits.
+func (s *DockerSandbox) awaitRemoval(ctx context.Context, cause error) error {
+	state := "" // as the daemon last said; "" while it has not answered
+	for {
+		info, err := s.cli.ContainerInspect(ctx, s.id, client.ContainerInspectOptions{})
+		switch {
+		case isNotFound(err):
+			return nil
+		case err == nil && info.Container.State != nil:
+			state = string(info.Container.State.Status)
+		case err == nil:
+			state = "unknown"
+		case client.IsErrConnectionFailed(err):
+			return fmt.Errorf("sandbox: remove container %s: %w", s.ID(), daemonErr(err))
+		}
+		select {
+		case <-ctx.Done():
+			switch container.ContainerState(state) {
+			case "":
+				return fmt.Errorf("sandbox: remove container %s: %w: no answer within %v (%v)", s.ID(), ErrDaemonUnreachable, s.closeBound(), cause)
+			case container.StateRemoving, container.StateDead:
+				return fmt.Errorf("sandbox: remove container %s: %w (state %q after %v); the daemon goes on removing it, and Close again waits for that",
+					s.ID(), ErrStillRemoving, state, s.closeBound())
+			}
+			// The request may never have reached the daemon.
+			return fmt.Errorf("sandbox: remove container %s: not removed within %v (state %q): %w", s.ID(), s.closeBound(), state, cause)
+		case <-time.After(100 * time.Millisecond):
+		}
+	}
 }
 
 func (s *DockerSandbox) stop() error {
-	ctx, cancel := context.WithTimeout(context.Background(), closeTimeout)
+	ctx, cancel := context.WithTimeout(context.Background(), s.closeBound())
 	defer cancel()
 	timeout := 5
 	_, err := s.cli.ContainerStop(ctx, s.id, client.ContainerStopOptions{Timeout: &timeout})
 	if err != nil && !isNotFound(err) {
-		return fmt.Errorf("sandbox: stop container %s: %w", s.ID(), err)
+		if errors.Is(err, context.DeadlineExceeded) {
+			err = fmt.Errorf("%w: no answer within %v", ErrDaemonUnreachable, s.closeBound())
+		}
+		return fmt.Errorf("sandbox: stop container %s: %w", s.ID(), daemonErr(err))
 	}
 	return nil
 }
