@@ -162,7 +162,7 @@ Usage:
 - Quote paths containing spaces (e.g. cd "/path/with spaces").
 - Chain commands with ';' or '&&' (use '&&' when a command depends on the previous); do not use newlines except inside quoted strings.
 - Use absolute paths and avoid ` + "`cd`" + ` so the working directory stays stable.
-- ` + "`timeout`" + ` is in seconds: omit it for the sandbox's default, raise it for long-running commands (at most {max_timeout}), or use 0 for no timeout at all. A command that times out is killed together with every process it started and reports exit code 124.
+- ` + "`timeout`" + ` is in seconds: omit it for the sandbox's default, raise it for long-running commands (at most {max_timeout}); 0 means that maximum. A command that times out is killed together with every process it started and reports exit code 124.
 - A background process (server &) keeps running after the command returns; redirect its output (server >log 2>&1 &).
 - You MUST avoid using search commands like find and grep. Instead use the grep, glob tools to search. Use read_file rather than cat/head/tail.
     - execute(command="find . -name '*.py'")  # Use glob tool instead
@@ -172,7 +172,7 @@ const executeSchema = `{
   "type": "object",
   "properties": {
     "command": {"type": "string", "description": "Shell command to execute in the sandbox, in {wd}."},
-    "timeout": {"type": "integer", "minimum": 0, "maximum": {max_timeout}, "description": "Optional timeout in seconds for this command. Overrides the default timeout. Use 0 for no timeout."}
+    "timeout": {"type": "integer", "minimum": 0, "maximum": {max_timeout}, "description": "Optional timeout in seconds for this command. Overrides the default timeout. 0 means the maximum, {max_timeout} seconds."}
   },
   "required": ["command"],
   "additionalProperties": false

@@ -25,7 +25,13 @@ func (e *env) execute(ctx context.Context, a *args) Result {
 		if timeout.Cmp(maxSeconds) > 0 { // whole seconds above the (floored) maximum
 			return errorf("Error: timeout %ss exceeds maximum allowed (%ss).", timeout, pySeconds(e.opts.MaxExecuteTimeout))
 		}
-		opts = append(opts, sandbox.ExecTimeout(time.Duration(timeout.Int64())*time.Second))
+		d := time.Duration(timeout.Int64()) * time.Second
+		if d == 0 {
+			// "No timeout" is as long as the maximum allows: the
+			// maximum is a cap, not a default.
+			d = e.opts.MaxExecuteTimeout
+		}
+		opts = append(opts, sandbox.ExecTimeout(d))
 	}
 	if command == "" {
 		// What the Python DockerSandbox answers, formatted by the tool.
@@ -39,8 +45,9 @@ func (e *env) execute(ctx context.Context, a *args) Result {
 		return errorText("Error: " + err.Error())
 	}
 	// SafeText: no terminal escape, NUL or lone CR reaches the model (or a
-	// terminal that shows the transcript).
-	return executeResult(sandbox.SafeText(resp.Output), resp.ExitCode, resp.Truncated)
+	// terminal that shows the transcript); the cap applies after it.
+	out, truncated := modelOutput(resp, e.opts.MaxOutputBytes)
+	return executeResult(out, resp.ExitCode, truncated)
 }
 
 // executeResult is deepagents' _format_execute_output, with the exit code

@@ -33,9 +33,19 @@ const (
 
 // Options tune the tool set; zero values mean deepagents' defaults.
 type Options struct {
-	MaxExecuteTimeout time.Duration // default 3600s; larger `timeout` args are refused with deepagents' message
+	// MaxExecuteTimeout caps execute's `timeout` argument (default
+	// 3600s): larger values are refused with deepagents' message, and 0
+	// ("no timeout") means the maximum. The sandbox's own default timeout,
+	// used when the argument is omitted, is the caller's to keep within it.
+	MaxExecuteTimeout time.Duration
 	GrepMaxCount      int           // default 1000
 	GlobTimeout       time.Duration // default 10s (0.7)
+	// MaxOutputBytes caps the command output in execute's text, counted
+	// after escaping (sandbox.SafeText) in bytes of UTF-8; default
+	// sandbox.DefaultMaxOutputBytes. A smaller cap of the sandbox
+	// (sandbox.WithMaxOutputBytes) applies too, as its truncation marker
+	// says.
+	MaxOutputBytes int
 }
 
 // withDefaults replaces zero (and negative) values by the defaults.
@@ -48,6 +58,9 @@ func (o Options) withDefaults() Options {
 	}
 	if o.GlobTimeout <= 0 {
 		o.GlobTimeout = defaultGlobTimeout
+	}
+	if o.MaxOutputBytes <= 0 {
+		o.MaxOutputBytes = sandbox.DefaultMaxOutputBytes
 	}
 	return o
 }

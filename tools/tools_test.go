@@ -103,7 +103,7 @@ func TestDescriptions(t *testing.T) {
 	assert.Contains(t, desc("grep"), "LITERAL")
 	assert.Contains(t, desc("grep"), "default 1000")
 	assert.Contains(t, desc("glob"), "`**`")
-	assert.Contains(t, desc("execute"), "use 0 for no timeout")
+	assert.Contains(t, desc("execute"), "0 means that maximum")
 	assert.Contains(t, desc("execute"), "at most 3600")
 	assert.Contains(t, desc("read_file"), "continuation markers")
 }
@@ -132,8 +132,9 @@ func TestOptionsDefaults(t *testing.T) {
 	assert.Equal(t, 3600*time.Second, o.MaxExecuteTimeout)
 	assert.Equal(t, 1000, o.GrepMaxCount)
 	assert.Equal(t, 10*time.Second, o.GlobTimeout)
-	o = Options{MaxExecuteTimeout: time.Minute, GrepMaxCount: 5, GlobTimeout: time.Second}.withDefaults()
-	assert.Equal(t, Options{MaxExecuteTimeout: time.Minute, GrepMaxCount: 5, GlobTimeout: time.Second}, o)
+	assert.Equal(t, sandbox.DefaultMaxOutputBytes, o.MaxOutputBytes)
+	o = Options{MaxExecuteTimeout: time.Minute, GrepMaxCount: 5, GlobTimeout: time.Second, MaxOutputBytes: 9}.withDefaults()
+	assert.Equal(t, Options{MaxExecuteTimeout: time.Minute, GrepMaxCount: 5, GlobTimeout: time.Second, MaxOutputBytes: 9}, o)
 }
 
 func TestResolve(t *testing.T) {
