@@ -3,7 +3,6 @@ package fsops
 import (
 	"path"
 	"strings"
-	"unicode/utf8"
 )
 
 const (
@@ -199,7 +198,7 @@ func (a *altPattern) closure(st []bool) {
 // "!" or "^" negation and ranges; an unclosed "[" is literal; no escapes.
 func parseSegment(s string) segment {
 	seg := segment{dot: strings.HasPrefix(s, ".")}
-	rs := []rune(s)
+	rs := patternRunes(s) // bytes that are not UTF-8 stay distinct
 	for i := 0; i < len(rs); i++ {
 		switch rs[i] {
 		case '*':
@@ -289,7 +288,7 @@ func (s *segment) match(name string) bool {
 				continue
 			}
 			if ni < len(name) {
-				r, size := utf8.DecodeRuneInString(name[ni:])
+				r, size := decodeRune(name[ni:])
 				if t.matches(r) {
 					ti++
 					ni += size
@@ -303,7 +302,7 @@ func (s *segment) match(name string) bool {
 		if starTi < 0 || starNi == len(name) {
 			return false
 		}
-		_, size := utf8.DecodeRuneInString(name[starNi:])
+		_, size := decodeRune(name[starNi:])
 		starNi += size
 		ti, ni = starTi+1, starNi
 	}

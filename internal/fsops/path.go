@@ -17,7 +17,7 @@ func fsPath(op, name string) (string, error) {
 	if rel == "" {
 		rel = "."
 	}
-	if !fs.ValidPath(rel) {
+	if !validName(rel) { // names are bytes: fs.ValidPath would refuse non-UTF-8 ones
 		return "", &fs.PathError{Op: op, Path: name, Err: ErrInvalidPath}
 	}
 	return rel, nil

@@ -15,7 +15,7 @@ import (
 )
 
 // root is the container's filesystem as the file operations see it.
-var root = os.DirFS("/")
+var root = fsops.DirFS("/") // names are bytes; os.DirFS refuses non-UTF-8 ones
 
 // fileOp runs one file operation; in carries the content of a write.
 func fileOp(ctx context.Context, req proto.Request, in io.Reader) *proto.Result {
