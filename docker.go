@@ -20,6 +20,7 @@ type dockerAPI interface {
 	ContainerCreate(ctx context.Context, options client.ContainerCreateOptions) (client.ContainerCreateResult, error)
 	ContainerStart(ctx context.Context, id string, options client.ContainerStartOptions) (client.ContainerStartResult, error)
 	ContainerStop(ctx context.Context, id string, options client.ContainerStopOptions) (client.ContainerStopResult, error)
+	ContainerKill(ctx context.Context, id string, options client.ContainerKillOptions) (client.ContainerKillResult, error)
 	ContainerRemove(ctx context.Context, id string, options client.ContainerRemoveOptions) (client.ContainerRemoveResult, error)
 	ContainerInspect(ctx context.Context, id string, options client.ContainerInspectOptions) (client.ContainerInspectResult, error)
 	ContainerList(ctx context.Context, options client.ContainerListOptions) (client.ContainerListResult, error)
@@ -89,7 +90,8 @@ func (s *DockerSandbox) goneOr(err error) error {
 	if s.closed.Load() {
 		return ErrClosed
 	}
-	ctx, cancel := context.WithTimeout(context.Background(), 5*time.Second)
+	// Bounded: the daemon itself may be what does not answer.
+	ctx, cancel := context.WithTimeout(context.Background(), 2*goneSettle)
 	defer cancel()
 	// The helper's connection may break (the container is ending) before
 	// the daemon records the exit: a running container is looked at again,

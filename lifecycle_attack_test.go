@@ -264,7 +264,7 @@ func TestCloseFrozenDaemon(t *testing.T) {
 }
 
 // bigTreeFiles is how many files TestCloseLargeSandbox makes:
-// DOCKERSANDBOX_TEST_FILES, else 50000 (the removal of which takes well
+// DOCKERSANDBOX_TEST_FILES, else 100000 (the removal of which takes well
 // over the test's close bound, while a million take minutes to make).
 func bigTreeFiles(t *testing.T) int {
 	if v := os.Getenv("DOCKERSANDBOX_TEST_FILES"); v != "" {
@@ -272,7 +272,7 @@ func bigTreeFiles(t *testing.T) int {
 		require.NoError(t, err, "DOCKERSANDBOX_TEST_FILES")
 		return n
 	}
-	return 50000
+	return 100000
 }
 
 // Close of a sandbox whose removal outlasts Close's bound (many files in
@@ -288,7 +288,7 @@ func TestCloseLargeSandbox(t *testing.T) {
 		t.Skip("the secure profile keeps the working dir in memory (tmpfs): its removal is quick")
 	}
 	n := bigTreeFiles(t)
-	bound := 300 * time.Millisecond
+	bound := 3 * time.Second // half of it for the kill and the removal's start
 	if v := os.Getenv("DOCKERSANDBOX_TEST_CLOSE_BOUND"); v != "" {
 		var err error
 		bound, err = time.ParseDuration(v)
@@ -304,6 +304,10 @@ func TestCloseLargeSandbox(t *testing.T) {
 	err := sb.Close()
 	t.Logf("Close with a %v bound: %v after %v", bound, err, time.Since(start))
 	assert.Less(t, time.Since(start), bound+2*time.Second, "Close keeps its bound")
+	if err == nil {
+		assert.Equal(t, container.ContainerState(""), state(t, testenv.Client(t), sb.ID()))
+		t.Skipf("the daemon removed %d files within %v: the case is not played (raise DOCKERSANDBOX_TEST_FILES)", n, bound)
+	}
 	require.ErrorIs(t, err, sandbox.ErrStillRemoving, "the removal of %d files takes longer than %v", n, bound)
 	assert.NotErrorIs(t, err, sandbox.ErrDaemonUnreachable)
 

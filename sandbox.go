@@ -259,20 +259,28 @@ func (s *DockerSandbox) closeBound() time.Duration {
 	return closeTimeout
 }
 
-// remove force-removes the container with its anonymous volumes. The
-// daemon removes a container whatever becomes of the request (moby's
+// remove kills the container, then removes it with its anonymous volumes.
+// The daemon removes a container whatever becomes of the request (moby's
 // ContainerRm takes no context, Docker 20.10 through 29): when the request
 // times out, or another removal is in progress (an earlier Close's, or
 // Docker's auto-remove), remove waits for the container to disappear
-// within the bound, and says ErrStillRemoving if the daemon answers and
-// the container is still there.
+// within the bound, and says ErrStillRemoving if the daemon answers that
+// it is removing it. (The kill comes first so that the container's state
+// says "removing" while it is removed: a running one says "running".)
 func (s *DockerSandbox) remove() error {
 	bound := s.closeBound()
 	ctx, cancel := context.WithTimeout(context.Background(), bound)
 	defer cancel()
-	rctx, rcancel := context.WithTimeout(ctx, bound-min(removeSettle, bound/6))
-	_, err := s.cli.ContainerRemove(rctx, s.id, client.ContainerRemoveOptions{Force: true, RemoveVolumes: true})
-	rcancel()
+	rctx, rcancel := context.WithTimeout(ctx, bound-min(removeSettle, bound/2))
+	defer rcancel()
+	_, err := s.cli.ContainerKill(rctx, s.id, client.ContainerKillOptions{Signal: "KILL"})
+	switch {
+	case isNotFound(err):
+		return nil
+	case client.IsErrConnectionFailed(err):
+		return fmt.Errorf("sandbox: remove container %s: %w", s.ID(), daemonErr(err))
+	}
+	_, err = s.cli.ContainerRemove(rctx, s.id, client.ContainerRemoveOptions{Force: true, RemoveVolumes: true})
 	switch {
 	case err == nil || isNotFound(err):
 		return nil
