@@ -1,0 +1,333 @@
+package main
+
+import (
+	"bytes"
+	"encoding/binary"
+	"encoding/json"
+	"fmt"
+	"io"
+	"os"
+	"runtime"
+	"strconv"
+	"sync"
+	"syscall"
+	"time"
+
+	"github.com/dockersandbox/sandbox/internal/fsops"
+	"github.com/dockersandbox/sandbox/internal/proto"
+)
+
+// The modes. Unless said otherwise, a mode sends a valid hello first, and
+// the helper leaves when its input ends.
+//
+//	silent          no hello, never reads its input, never leaves
+//	stopped         SIGSTOPs itself after the hello
+//	slow N          answers every request after N seconds, silent meanwhile
+//	hello-only      reads requests, never answers, never says it is alive
+//	flood-entries   answers every request with a 64 MiB Result of millions
+//	                of empty entries ({"entries":[{},{},...]})
+//	flood-matches   likewise with matches
+//	flood-stats     likewise with stats
+//	flood-read      a 64 MiB read page
+//	flood-error     a 64 MiB error message
+//	flood-stdout    four 64 MiB Stdout frames, then a Result
+//	flood-fit       as many items as the library may accept (199999), as
+//	                long as fits in 16 MiB, in the field of the request's op
+//	lie-cat MIB CH  stat says 10 bytes; cat sends MIB MiB in Stdout frames of
+//	                CH bytes (far more than its Limit), then a Result
+//	lie-id          answers every request with a Result for another ID
+//	dup-result      answers every request twice
+//	unknown-kind    answers every request with a frame of an unknown kind
+//	bad-version     a hello of protocol version 99
+//	garbage         bytes before the hello
+//	truncated       answers with a Result frame cut short, then is silent
+//	truncated-hello a hello cut short, then silent
+//	bad-length      answers with a frame claiming 4 GiB
+//	endless         answers every request with Stdout frames, for ever
+type helper struct {
+	mode string
+	args []string
+	mu   sync.Mutex // orders frames
+	out  io.Writer
+}
+
+const (
+	flood    = 64 << 20 // the largest payload of the protocol (proto.MaxPayload as it was)
+	fitBytes = 16<<20 - 64<<10
+	fitItems = 199_999
+	chunk    = 32 << 10
+)
+
+// frame writes one frame; header and payload in one write.
+func (h *helper) frame(kind byte, id uint32, payload []byte) error {
+	return h.raw(header(kind, id, uint32(len(payload))), payload)
+}
+
+// raw writes bytes as they are, under the frame lock.
+func (h *helper) raw(parts ...[]byte) error {
+	h.mu.Lock()
+	defer h.mu.Unlock()
+	for _, p := range parts {
+		if _, err := h.out.Write(p); err != nil {
+			return err
+		}
+	}
+	return nil
+}
+
+func header(kind byte, id, n uint32) []byte {
+	hdr := make([]byte, 9)
+	hdr[0] = kind
+	binary.BigEndian.PutUint32(hdr[1:5], id)
+	binary.BigEndian.PutUint32(hdr[5:9], n)
+	return hdr
+}
+
+func (h *helper) hello(version int) error {
+	b, _ := json.Marshal(proto.Hello{Version: version, Session: os.Getpid(), UID: os.Getuid(), GID: os.Getgid(), Arch: runtime.GOARCH})
+	return h.frame(byte(proto.KindHello), 0, b)
+}
+
+func (h *helper) run(in io.Reader) error {
+	switch h.mode {
+	case "silent":
+		return silence(in) // never a word, input never read
+	case "bad-version":
+		if err := h.hello(99); err != nil {
+			return err
+		}
+		return drain(in)
+	case "garbage":
+		if err := h.raw([]byte("GARBAGE before the hello\n")); err != nil {
+			return err
+		}
+		if err := h.hello(proto.Version); err != nil {
+			return err
+		}
+		return drain(in)
+	case "truncated-hello":
+		if err := h.raw(header(byte(proto.KindHello), 0, 100), []byte(`{"ver`)); err != nil {
+			return err
+		}
+		return silence(in)
+	}
+	if err := h.hello(proto.Version); err != nil {
+		return err
+	}
+	switch h.mode {
+	case "stopped":
+		if err := syscall.Kill(os.Getpid(), syscall.SIGSTOP); err != nil {
+			return err
+		}
+		return drain(in)
+	case "hello-only":
+		return drain(in)
+	}
+	return h.serve(in)
+}
+
+// serve reads requests and answers each as the mode says.
+func (h *helper) serve(in io.Reader) error {
+	for {
+		kind, id, payload, err := readFrame(in)
+		if err != nil {
+			if err == io.EOF {
+				return nil
+			}
+			return err
+		}
+		if kind != byte(proto.KindRequest) {
+			continue // input, cancels: ignored
+		}
+		var req proto.Request
+		if err := json.Unmarshal(payload, &req); err != nil {
+			return fmt.Errorf("request: %w", err)
+		}
+		if err := h.answer(id, req); err != nil {
+			return err
+		}
+	}
+}
+
+func (h *helper) answer(id uint32, req proto.Request) error {
+	result := func(b []byte) error { return h.frame(byte(proto.KindResult), id, b) }
+	switch h.mode {
+	case "slow":
+		go func() {
+			time.Sleep(time.Duration(h.intArg(0, 12)) * time.Second)
+			_ = result(honest(req))
+		}()
+		return nil
+	case "flood-entries", "flood-matches", "flood-stats":
+		return result(floodList(h.mode[len("flood-"):]))
+	case "flood-read":
+		return result(floodString(`{"read":{"Content":"`, `","Encoding":"utf-8"}}`))
+	case "flood-error":
+		return result(floodString(`{"error":{"code":"internal_error","message":"`, `"}}`))
+	case "flood-stdout":
+		out := bytes.Repeat([]byte("y"), flood)
+		for range 4 {
+			if err := h.frame(byte(proto.KindStdout), id, out); err != nil {
+				return err
+			}
+		}
+		return result(honest(req))
+	case "flood-fit":
+		return result(fit(req))
+	case "lie-cat":
+		if req.Op != proto.OpCat {
+			return result(honest(req))
+		}
+		return h.lieCat(id, req)
+	case "lie-id":
+		return h.frame(byte(proto.KindResult), id+1000, honest(req))
+	case "dup-result":
+		if err := result(honest(req)); err != nil {
+			return err
+		}
+		return result(honest(req))
+	case "unknown-kind":
+		return h.frame('Z', id, []byte("{}"))
+	case "truncated":
+		return h.raw(header(byte(proto.KindResult), id, 1000), []byte(`{"exit_cod`))
+	case "bad-length":
+		return h.raw(header(byte(proto.KindResult), id, 0xFFFFFFFF), []byte(`{}`))
+	case "endless":
+		go func() {
+			out := bytes.Repeat([]byte("endless\n"), chunk/8)
+			for h.frame(byte(proto.KindStdout), id, out) == nil {
+			}
+		}()
+		return nil
+	}
+	return fmt.Errorf("unknown mode %q", h.mode)
+}
+
+// lieCat sends far more than the request's Limit.
+func (h *helper) lieCat(id uint32, req proto.Request) error {
+	total := int64(h.intArg(0, 100)) << 20
+	size := h.intArg(1, chunk)
+	out := bytes.Repeat([]byte("c"), size)
+	for sent := int64(0); sent < total; sent += int64(size) {
+		if err := h.frame(byte(proto.KindStdout), id, out); err != nil {
+			return err
+		}
+	}
+	return h.frame(byte(proto.KindResult), id, honest(req))
+}
+
+func (h *helper) intArg(i, def int) int {
+	if i < len(h.args) {
+		if n, err := strconv.Atoi(h.args[i]); err == nil {
+			return n
+		}
+	}
+	return def
+}
+
+// honest is a plausible successful Result for req; stat says every file
+// has 10 bytes.
+func honest(req proto.Request) []byte {
+	var res proto.Result
+	switch req.Op {
+	case proto.OpRead:
+		res.Read = &fsops.ReadResult{Content: "hostile", Encoding: "utf-8", TotalLines: 1, StartLine: 1, EndLine: 1, NextOffset: -1}
+	case proto.OpStat, proto.OpPrepare:
+		for _, p := range req.Paths {
+			res.Stats = append(res.Stats, proto.Stat{Resolved: p, Size: 10})
+		}
+	case proto.OpEdit:
+		res.Count = 1
+	}
+	b, _ := json.Marshal(res)
+	return b
+}
+
+var floods sync.Map // payloads, built once
+
+// floodList is a 64 MiB Result of empty items in field.
+func floodList(field string) []byte {
+	if b, ok := floods.Load(field); ok {
+		return b.([]byte)
+	}
+	head, tail := `{"`+field+`":[`, `]}`
+	n := (flood - len(head) - len(tail) + 1) / 3
+	b := make([]byte, 0, flood)
+	b = append(b, head...)
+	b = append(b, bytes.Repeat([]byte("{},"), n)...)
+	b = append(b[:len(b)-1], tail...)
+	floods.Store(field, b)
+	return b
+}
+
+// floodString is a 64 MiB Result: head, a long string, tail.
+func floodString(head, tail string) []byte {
+	if b, ok := floods.Load(head); ok {
+		return b.([]byte)
+	}
+	b := make([]byte, 0, flood)
+	b = append(b, head...)
+	b = append(b, bytes.Repeat([]byte("a"), flood-len(head)-len(tail))...)
+	b = append(b, tail...)
+	floods.Store(head, b)
+	return b
+}
+
+// fit is the largest list the library may accept for req's op: fitItems
+// items, with names long enough to fill fitBytes.
+func fit(req proto.Request) []byte {
+	name := "/" + string(bytes.Repeat([]byte("f"), fitBytes/fitItems-40))
+	var res proto.Result
+	switch req.Op {
+	case proto.OpLs, proto.OpGlob:
+		res.Entries = make([]fsops.FileInfo, fitItems)
+		for i := range res.Entries {
+			res.Entries[i].Path = name
+		}
+	case proto.OpGrep:
+		res.Matches = make([]fsops.GrepMatch, fitItems)
+		for i := range res.Matches {
+			res.Matches[i] = fsops.GrepMatch{Path: name, Line: 1}
+		}
+	case proto.OpStat, proto.OpPrepare:
+		res.Stats = make([]proto.Stat, fitItems)
+		for i := range res.Stats {
+			res.Stats[i].Resolved = name
+		}
+	default:
+		return honest(req)
+	}
+	b, _ := json.Marshal(res)
+	return b
+}
+
+// readFrame reads one frame of the library's.
+func readFrame(r io.Reader) (kind byte, id uint32, payload []byte, err error) {
+	var hdr [9]byte
+	if _, err := io.ReadFull(r, hdr[:]); err != nil {
+		return 0, 0, nil, err
+	}
+	n := binary.BigEndian.Uint32(hdr[5:9])
+	if n > flood {
+		return 0, 0, nil, fmt.Errorf("a frame of %d bytes", n)
+	}
+	payload = make([]byte, n)
+	if _, err := io.ReadFull(r, payload); err != nil {
+		return 0, 0, nil, err
+	}
+	return hdr[0], binary.BigEndian.Uint32(hdr[1:5]), payload, nil
+}
+
+// drain reads and ignores the input until it ends.
+func drain(in io.Reader) error {
+	_, err := io.Copy(io.Discard, in)
+	return err
+}
+
+// silence reads nothing and never leaves. (Not select{}: the runtime would
+// call that a deadlock and exit.)
+func silence(io.Reader) error {
+	for {
+		time.Sleep(time.Hour)
+	}
+}
