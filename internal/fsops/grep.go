@@ -6,19 +6,27 @@ import (
 	"io"
 	"io/fs"
 	"path"
+	"time"
 )
 
 const (
 	// maxGrepText is the most of a matching line's text a GrepMatch keeps.
 	maxGrepText = 64 << 10
-	// grepCtxEvery is how many lines pass between context checks.
+	// grepCtxEvery is how many lines pass between context and budget checks.
 	grepCtxEvery = 4096
+	// defaultGrepBudget bounds a search's time, as Glob's default budget does.
+	defaultGrepBudget = 5 * time.Second
 )
 
 // GrepOptions tune Grep.
 type GrepOptions struct {
-	Glob     string // optional file filter: no "/" → basename at any depth; with "/" → root-relative path (same matcher as Glob)
-	MaxCount int    // stop after this many matches (0 = unlimited); more available → Truncated
+	// Glob is an optional file filter: without "/" it matches the base
+	// name at any depth, with "/" the root-relative path (Glob's matcher,
+	// except that "*", "?" and "**" also match names starting with ".", as
+	// GNU grep's --include does).
+	Glob     string
+	MaxCount int           // stop after this many matches (0 = unlimited); more available → Truncated
+	Budget   time.Duration // stop after this long (default 5s) → Truncated
 }
 
 // GrepMatch is one matching line.
@@ -31,7 +39,7 @@ type GrepMatch struct {
 // GrepResult is the outcome of Grep.
 type GrepResult struct {
 	Matches   []GrepMatch // ordered by path (lexical walk order), then line
-	Truncated bool        // MaxCount stopped the search while more matches existed
+	Truncated bool        // MaxCount stopped the search while more matches existed, or the Budget ran out
 }
 
 // Grep searches root for lines containing pattern as a literal,
@@ -56,7 +64,7 @@ func Grep(ctx context.Context, fsys fs.FS, root, pattern string, opt GrepOptions
 	}
 	var filter *globPattern
 	if opt.Glob != "" {
-		if filter, err = compilePattern(opt.Glob); err != nil {
+		if filter, err = compileFilter(opt.Glob); err != nil {
 			return GrepResult{}, &fs.PathError{Op: op, Path: root, Err: err}
 		}
 	}
@@ -65,14 +73,18 @@ func Grep(ctx context.Context, fsys fs.FS, root, pattern string, opt GrepOptions
 		return GrepResult{}, pathError(op, root, err)
 	}
 
-	g := &grepper{ctx: ctx, fsys: fsys, pat: []byte(pattern), max: opt.MaxCount}
+	if opt.Budget <= 0 {
+		opt.Budget = defaultGrepBudget
+	}
+	deadline := time.Now().Add(opt.Budget)
+	g := &grepper{ctx: ctx, fsys: fsys, pat: []byte(pattern), max: opt.MaxCount, deadline: deadline}
 	switch {
 	case info.Mode().IsRegular():
 		if filter == nil || filter.match(path.Base(rootRel)) {
 			err = g.file(rootRel)
 		}
 	case info.IsDir():
-		w := &walker{ctx: ctx, fsys: fsys, root: rootRel,
+		w := &walker{ctx: ctx, fsys: fsys, root: rootRel, deadline: deadline,
 			visit: func(rel, sub string, d fs.DirEntry) error {
 				if !d.Type().IsRegular() || (filter != nil && !filter.match(sub)) {
 					return nil
@@ -81,6 +93,7 @@ func Grep(ctx context.Context, fsys fs.FS, root, pattern string, opt GrepOptions
 			},
 		}
 		err = w.run()
+		g.res.Truncated = g.res.Truncated || w.timedOut
 	default:
 		return GrepResult{}, &fs.PathError{Op: op, Path: root, Err: ErrNotRegular}
 	}
@@ -100,6 +113,8 @@ type grepper struct {
 	pat  []byte
 	max  int
 	res  GrepResult
+
+	deadline time.Time // the budget's end: the search stops, Truncated
 }
 
 // file searches one regular file. It returns errStopWalk at MaxCount, or
@@ -127,6 +142,10 @@ func (g *grepper) file(rel string) error {
 		if line%grepCtxEvery == 0 {
 			if err := g.ctx.Err(); err != nil {
 				return err
+			}
+			if time.Now().After(g.deadline) {
+				g.res.Truncated = true
+				return errStopWalk
 			}
 		}
 		ls.reset()

@@ -38,9 +38,12 @@ type altPattern struct {
 
 // segment is one compiled path segment pattern.
 type segment struct {
-	star2 bool // "**": zero or more segments, none of them hidden
+	star2 bool // "**": zero or more segments, none of them hidden (unless anyDot)
 	dot   bool // starts with ".", so it may match hidden names
-	toks  []token
+	// anyDot lets the segment match hidden names whatever it starts with
+	// (grep's file filter; see compileFilter).
+	anyDot bool
+	toks   []token
 }
 
 type tokenKind uint8
@@ -76,6 +79,23 @@ func compilePattern(pattern string) (*globPattern, error) {
 			return nil, err
 		}
 		p.alts = append(p.alts, a)
+	}
+	return p, nil
+}
+
+// compileFilter compiles a file filter of Grep: Glob's rules, except that
+// wildcards also match a leading "." (fnmatch without FNM_PERIOD, as GNU
+// grep's --include, which deepagents uses, matches: "*.go" selects
+// ".hidden.go", "**" enters hidden directories).
+func compileFilter(pattern string) (*globPattern, error) {
+	p, err := compilePattern(pattern)
+	if err != nil {
+		return nil, err
+	}
+	for i := range p.alts {
+		for j := range p.alts[i].segs {
+			p.alts[i].segs[j].anyDot = true
+		}
 	}
 	return p, nil
 }
@@ -169,7 +189,7 @@ func (a *altPattern) run(segs []string) []bool {
 				continue
 			}
 			if p := &a.segs[i]; p.star2 {
-				if !strings.HasPrefix(s, ".") {
+				if p.anyDot || !strings.HasPrefix(s, ".") {
 					next[i], alive = true, true
 				}
 			} else if p.match(s) {
@@ -273,7 +293,7 @@ func (t *token) matches(r rune) bool {
 // match reports whether the segment pattern matches the name; a hidden
 // name only matches a pattern that starts with ".".
 func (s *segment) match(name string) bool {
-	if strings.HasPrefix(name, ".") && !s.dot {
+	if strings.HasPrefix(name, ".") && !s.dot && !s.anyDot {
 		return false
 	}
 	toks := s.toks
