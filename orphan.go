@@ -37,8 +37,9 @@ const timeoutBackstop = 3 * time.Second
 
 // handshakeTimeout bounds the start of a helper exec (exec create, attach,
 // hello), whatever the caller's context says: the daemon or a helper
-// replaced from inside the sandbox may never answer.
-const handshakeTimeout = 10 * time.Second
+// replaced from inside the sandbox may never answer. Generous: with 50
+// sandboxes starting at once on 2 loaded cores, healthy starts took over 10 s.
+const handshakeTimeout = 30 * time.Second
 
 // opBound bounds a request other than exec when its context has no
 // deadline: a helper can say it is alive for ever without answering.
