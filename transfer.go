@@ -111,6 +111,14 @@ func (s *DockerSandbox) UploadFiles(ctx context.Context, files []FileUpload) ([]
 			out[i].Err = &fs.PathError{Op: "upload", Path: p, Err: st.Error.Err()}
 			continue
 		}
+		if !archiveSafe(st.Resolved) {
+			_, err := s.fileCall(ctx, "upload", p, proto.Request{Op: proto.OpWrite, Path: p}, bytes.NewReader(files[i].Content))
+			if fatal(ctx, err) {
+				return nil, err
+			}
+			out[i].Err = err
+			continue
+		}
 		if err := s.putFile(ctx, st.Resolved, files[i].Content, res.UID, res.GID); err != nil {
 			if fatal(ctx, err) {
 				return nil, err
@@ -187,14 +195,9 @@ func (s *DockerSandbox) putTar(ctx context.Context, p string, content []byte, ui
 	if err != nil {
 		return err
 	}
-	wctx, prog, stop := watchProgress(ctx)
-	defer stop()
-	_, err = s.cli.CopyToContainer(wctx, s.id, client.CopyToContainerOptions{DestinationPath: path.Dir(p), Content: prog.reader(archive)})
+	_, err = s.cli.CopyToContainer(ctx, s.id, client.CopyToContainerOptions{DestinationPath: path.Dir(p), Content: archive})
 	if err == nil {
 		return nil
-	}
-	if err := stalled(ctx, wctx, err); err == errArchiveStalled {
-		return err
 	}
 	switch {
 	case noSuchContainer(err):
@@ -249,7 +252,7 @@ func (s *DockerSandbox) DownloadFiles(ctx context.Context, paths []string) ([]Fi
 			continue
 		}
 		var content []byte
-		if s.viaHelper(st.Size) {
+		if s.viaHelper(st.Size) || !archiveSafe(st.Resolved) {
 			content, err = s.catFile(ctx, st.Resolved, st.Size)
 		} else {
 			content, err = s.getFile(ctx, st.Resolved)
@@ -268,21 +271,15 @@ func (s *DockerSandbox) DownloadFiles(ctx context.Context, paths []string) ([]Fi
 
 // getFile reads the single regular file of an archive GET.
 func (s *DockerSandbox) getFile(ctx context.Context, p string) ([]byte, error) {
-	wctx, prog, stop := watchProgress(ctx)
-	defer stop()
-	rc, err := s.cli.CopyFromContainer(wctx, s.id, client.CopyFromContainerOptions{SourcePath: p})
+	rc, err := s.cli.CopyFromContainer(ctx, s.id, client.CopyFromContainerOptions{SourcePath: p})
 	if err != nil {
-		if err := stalled(ctx, wctx, err); err == errArchiveStalled {
-			return nil, err
-		}
 		if cerrdefs.IsNotFound(err) && !noSuchContainer(err) {
 			return nil, fmt.Errorf("%w: %v", fs.ErrNotExist, err)
 		}
 		return nil, s.dockerErr("download", err)
 	}
 	defer rc.Content.Close()
-	content, err := tarx.ReadFile(prog.reader(rc.Content), s.opts.maxDownload)
-	err = stalled(ctx, wctx, err)
+	content, err := tarx.ReadFile(rc.Content, s.opts.maxDownload)
 	switch {
 	case errors.Is(err, tarx.ErrIsDir):
 		return nil, ErrIsDir
