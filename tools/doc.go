@@ -21,6 +21,17 @@
 // searches the working directory, and glob searches it too unless the
 // pattern starts with "/" (then it is absolute and searched from "/").
 //
+// File names are bytes; the model sees text. A name that is not valid
+// UTF-8, or holds a control character or a backslash, is shown as its
+// Python repr (ls and glob show every name so): 'x\udcff' for the byte
+// 0xff, as Python's surrogateescape decodes it. In a path argument the JSON
+// escapes \udc80 to \udcff stand for the bytes 0x80 to 0xff, so a name
+// copied from a listing reaches the same file; another lone surrogate is an
+// invalid argument, never U+FFFD (which would name another file). Names
+// met in command output or file content are text: there a byte that is not
+// UTF-8 shows as U+FFFD, and a U+FFFD passed back names the file that
+// holds U+FFFD.
+//
 // Arguments are decoded strictly: unknown fields, wrong JSON types and
 // missing required fields come back as "Error: invalid arguments for
 // <tool>: ..." (an integral number such as 5.0 is an integer; null means

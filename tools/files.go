@@ -12,7 +12,7 @@ import (
 // The file tools: ls, write_file, edit_file and delete.
 
 func (e *env) ls(ctx context.Context, a *args) Result {
-	dir, _ := a.str("path", true)
+	dir, _ := a.path("path", true)
 	if r, bad := a.done(); bad {
 		return r
 	}
@@ -53,11 +53,11 @@ func pathError(p string, err error) string {
 	default:
 		code = innerMessage(err)
 	}
-	return fmt.Sprintf("Path '%s': %s", p, code)
+	return fmt.Sprintf("Path '%s': %s", showName(p), code)
 }
 
 func (e *env) writeFile(ctx context.Context, a *args) Result {
-	filePath, _ := a.str("file_path", true)
+	filePath, _ := a.path("file_path", true)
 	content, _ := a.str("content", true)
 	if r, bad := a.done(); bad {
 		return r
@@ -67,9 +67,9 @@ func (e *env) writeFile(ctx context.Context, a *args) Result {
 		return errorText(msg)
 	}
 	if err := e.sb.Write(ctx, p, []byte(content)); err != nil {
-		return errorf("Failed to write file '%s': %s", p, fileErrorCode(err))
+		return errorf("Failed to write file '%s': %s", showName(p), fileErrorCode(err))
 	}
-	return text("Updated file " + p)
+	return text("Updated file " + showName(p))
 }
 
 // fileErrorCode is deepagents' FileOperationError literal for err
@@ -90,7 +90,7 @@ func fileErrorCode(err error) string {
 }
 
 func (e *env) editFile(ctx context.Context, a *args) Result {
-	filePath, _ := a.str("file_path", true)
+	filePath, _ := a.path("file_path", true)
 	oldString, _ := a.str("old_string", true)
 	newString, _ := a.str("new_string", true)
 	replaceAll, _ := a.boolean("replace_all")
@@ -112,23 +112,23 @@ func (e *env) editFile(ctx context.Context, a *args) Result {
 func editError(p, oldString string, err error) string {
 	switch {
 	case errors.Is(err, fs.ErrNotExist):
-		return fmt.Sprintf("Error: File '%s' not found", p)
+		return fmt.Sprintf("Error: File '%s' not found", showName(p))
 	case errors.Is(err, fs.ErrPermission):
-		return fmt.Sprintf("Error: Permission denied editing file '%s'", p)
+		return fmt.Sprintf("Error: Permission denied editing file '%s'", showName(p))
 	case errors.Is(err, sandbox.ErrIsDir), errors.Is(err, sandbox.ErrNotRegular):
-		return fmt.Sprintf("Error: '%s' is not a regular file", p)
+		return fmt.Sprintf("Error: '%s' is not a regular file", showName(p))
 	case errors.Is(err, sandbox.ErrNotText):
-		return fmt.Sprintf("Error: File '%s' is not a text file", p)
+		return fmt.Sprintf("Error: File '%s' is not a text file", showName(p))
 	case errors.Is(err, sandbox.ErrStringNotFound):
 		return fmt.Sprintf("Error: String not found in file: '%s'", oldString)
 	case errors.Is(err, sandbox.ErrMultipleOccurrences):
 		return fmt.Sprintf("Error: String '%s' appears multiple times. Use replace_all=True to replace all occurrences.", oldString)
 	}
-	return fmt.Sprintf("Error editing file '%s': %s", p, fileErrorCode(err))
+	return fmt.Sprintf("Error editing file '%s': %s", showName(p), fileErrorCode(err))
 }
 
 func (e *env) delete(ctx context.Context, a *args) Result {
-	filePath, _ := a.str("file_path", true)
+	filePath, _ := a.path("file_path", true)
 	if r, bad := a.done(); bad {
 		return r
 	}
@@ -138,9 +138,9 @@ func (e *env) delete(ctx context.Context, a *args) Result {
 	}
 	if err := e.sb.Delete(ctx, p); err != nil {
 		if errors.Is(err, fs.ErrNotExist) {
-			return errorf("Error: '%s' not found", p)
+			return errorf("Error: '%s' not found", showName(p))
 		}
-		return errorf("Error deleting file '%s': %s", p, fileErrorCode(err))
+		return errorf("Error deleting file '%s': %s", showName(p), fileErrorCode(err))
 	}
-	return text("Deleted " + p)
+	return text("Deleted " + showName(p))
 }

@@ -16,10 +16,10 @@ import (
 func (e *env) resolve(p string) (string, string) {
 	slashed := strings.ReplaceAll(p, `\`, "/")
 	if strings.HasPrefix(p, "~") || hasDotDot(slashed) {
-		return "", "Error: Path traversal not allowed: " + p
+		return "", "Error: Path traversal not allowed: " + showName(p)
 	}
 	if len(p) >= 2 && p[1] == ':' && isASCIILetter(p[0]) {
-		return "", "Error: Windows absolute paths are not supported: " + p +
+		return "", "Error: Windows absolute paths are not supported: " + showName(p) +
 			". Please use virtual paths starting with / (e.g., /workspace/file.txt)"
 	}
 	if path.IsAbs(slashed) {

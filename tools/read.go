@@ -27,7 +27,7 @@ const (
 )
 
 func (e *env) readFile(ctx context.Context, a *args) Result {
-	filePath, _ := a.str("file_path", true)
+	filePath, _ := a.path("file_path", true)
 	offset, ok := a.integer("offset")
 	if !ok {
 		offset = defaultReadOffset
@@ -173,7 +173,7 @@ func truncateRead(content, p string, r sandbox.ReadResult) string {
 	if runeLen(content)+runeLen(notice) < maxResultChars {
 		return content + notice
 	}
-	msg := fmt.Sprintf(readTruncationMsg, p)
+	msg := fmt.Sprintf(readTruncationMsg, showName(p))
 	if r.StartLine > 0 && r.EndLine > 0 {
 		type boundary struct{ pos, line int }
 		var bounds []boundary
@@ -226,7 +226,7 @@ func readError(p string, err error) string {
 	default:
 		code = innerMessage(err)
 	}
-	return fmt.Sprintf("File '%s': %s", p, code)
+	return fmt.Sprintf("File '%s': %s", showName(p), code)
 }
 
 // innerMessage is the message of a file error without its "op path:"

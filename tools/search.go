@@ -24,7 +24,7 @@ const (
 
 func (e *env) glob(ctx context.Context, a *args) Result {
 	pattern, _ := a.str("pattern", true)
-	dir, hasDir := a.str("path", false)
+	dir, hasDir := a.path("path", false)
 	if r, bad := a.done(); bad {
 		return r
 	}
@@ -68,7 +68,7 @@ var outputModes = []string{"files_with_matches", "content", "count"}
 
 func (e *env) grep(ctx context.Context, a *args) Result {
 	pattern, _ := a.str("pattern", true)
-	dir, hasDir := a.str("path", false)
+	dir, hasDir := a.path("path", false)
 	glob, hasGlob := a.str("glob", false)
 	mode, hasMode := a.str("output_mode", false)
 	if !hasMode {
@@ -103,7 +103,7 @@ func (e *env) grep(ctx context.Context, a *args) Result {
 		if errors.As(err, &pe) {
 			return errorText(pathError(root, err))
 		}
-		return errorf("Path '%s': %s", root, err)
+		return errorf("Path '%s': %s", showName(root), err)
 	}
 	out := truncateText(sandbox.SafeText(formatGrep(res.Matches, mode))) // SafeText: as execute
 	switch {
@@ -135,14 +135,14 @@ func formatGrep(matches []sandbox.GrepMatch, mode string) string {
 	for _, p := range paths {
 		switch mode {
 		case "count":
-			lines = append(lines, fmt.Sprintf("%s: %d", p, len(byPath[p])))
+			lines = append(lines, fmt.Sprintf("%s: %d", showName(p), len(byPath[p])))
 		case "content":
-			lines = append(lines, p+":")
+			lines = append(lines, showName(p)+":")
 			for _, m := range byPath[p] {
 				lines = append(lines, fmt.Sprintf("  %d: %s", m.Line, m.Text))
 			}
 		default:
-			lines = append(lines, p)
+			lines = append(lines, showName(p))
 		}
 	}
 	return strings.Join(lines, "\n")
