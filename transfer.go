@@ -195,9 +195,14 @@ func (s *DockerSandbox) putTar(ctx context.Context, p string, content []byte, ui
 	if err != nil {
 		return err
 	}
-	_, err = s.cli.CopyToContainer(ctx, s.id, client.CopyToContainerOptions{DestinationPath: path.Dir(p), Content: archive})
+	wctx, prog, stop := watchProgress(ctx)
+	defer stop()
+	_, err = s.cli.CopyToContainer(wctx, s.id, client.CopyToContainerOptions{DestinationPath: path.Dir(p), Content: prog.reader(archive)})
 	if err == nil {
 		return nil
+	}
+	if err := stalled(ctx, wctx, err); err == errArchiveStalled {
+		return err
 	}
 	switch {
 	case noSuchContainer(err):
@@ -271,15 +276,21 @@ func (s *DockerSandbox) DownloadFiles(ctx context.Context, paths []string) ([]Fi
 
 // getFile reads the single regular file of an archive GET.
 func (s *DockerSandbox) getFile(ctx context.Context, p string) ([]byte, error) {
-	rc, err := s.cli.CopyFromContainer(ctx, s.id, client.CopyFromContainerOptions{SourcePath: p})
+	wctx, prog, stop := watchProgress(ctx)
+	defer stop()
+	rc, err := s.cli.CopyFromContainer(wctx, s.id, client.CopyFromContainerOptions{SourcePath: p})
 	if err != nil {
+		if err := stalled(ctx, wctx, err); err == errArchiveStalled {
+			return nil, err
+		}
 		if cerrdefs.IsNotFound(err) && !noSuchContainer(err) {
 			return nil, fmt.Errorf("%w: %v", fs.ErrNotExist, err)
 		}
 		return nil, s.dockerErr("download", err)
 	}
 	defer rc.Content.Close()
-	content, err := tarx.ReadFile(rc.Content, s.opts.maxDownload)
+	content, err := tarx.ReadFile(prog.reader(rc.Content), s.opts.maxDownload)
+	err = stalled(ctx, wctx, err)
 	switch {
 	case errors.Is(err, tarx.ErrIsDir):
 		return nil, ErrIsDir
