@@ -542,7 +542,8 @@ func TestHostileHelperMemory(t *testing.T) {
 	cases := memCases()
 	installHostile(t, cli, sb.ID(), helper, cases[0].mode)
 	mode := cases[0].mode
-	// One mode at a time (the mode file is the sandbox's), two calls at once.
+	// One mode at a time (the mode file is the sandbox's), four calls at once
+	// (the watchdog caps each at 512 MiB).
 	for len(cases) > 0 {
 		n := 0
 		for n < len(cases) && cases[n].mode == mode {
@@ -550,7 +551,7 @@ func TestHostileHelperMemory(t *testing.T) {
 		}
 		batch := cases[:n]
 		cases = cases[n:]
-		sem := make(chan struct{}, 2)
+		sem := make(chan struct{}, 4)
 		concurrently(t, batch, func(c memCase) string {
 			return fmt.Sprintf("%s/%s/shared=%v", strings.ReplaceAll(c.mode, " ", "_"), c.op, c.shared)
 		}, func(t *testing.T, c memCase) {
