@@ -122,3 +122,13 @@ func hexRune(h []byte) rune {
 	}
 	return r
 }
+
+// showArg renders a path argument as the model wrote it (deepagents echoes
+// it as is), unless it holds bytes that are not UTF-8 (from \udc80–\udcff
+// escapes): then as showName does.
+func showArg(p string) string {
+	if utf8.ValidString(p) {
+		return p
+	}
+	return showName(p)
+}

@@ -16,10 +16,10 @@ import (
 func (e *env) resolve(p string) (string, string) {
 	slashed := strings.ReplaceAll(p, `\`, "/")
 	if strings.HasPrefix(p, "~") || hasDotDot(slashed) {
-		return "", "Error: Path traversal not allowed: " + showName(p)
+		return "", "Error: Path traversal not allowed: " + showArg(p)
 	}
 	if len(p) >= 2 && p[1] == ':' && isASCIILetter(p[0]) {
-		return "", "Error: Windows absolute paths are not supported: " + showName(p) +
+		return "", "Error: Windows absolute paths are not supported: " + showArg(p) +
 			". Please use virtual paths starting with / (e.g., /workspace/file.txt)"
 	}
 	if path.IsAbs(slashed) {
