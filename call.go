@@ -69,15 +69,22 @@ type pending interface {
 	lost()
 	// context is the request's.
 	context() context.Context
+	// operation is the request's Op.
+	operation() string
 }
 
 // call runs one request and waits for its result. A read-only request
 // that the shared channel lost when it broke is retried on its own exec.
-// Without a deadline, a request other than exec is given up after opBound.
+// Without a deadline, a request other than exec is given up after opBound
+// (plus a second per opBoundRate bytes of input).
 func (s *DockerSandbox) call(ctx context.Context, req proto.Request, co callOptions) (*proto.Result, error) {
 	if _, ok := ctx.Deadline(); !ok && req.Op != proto.OpExec {
+		bound := opBound
+		if in, ok := co.stdin.(interface{ Len() int }); ok {
+			bound += time.Duration(in.Len()/opBoundRate) * time.Second
+		}
 		var cancel context.CancelFunc
-		ctx, cancel = context.WithTimeoutCause(ctx, opBound, errOpBound)
+		ctx, cancel = context.WithTimeoutCause(ctx, bound, errOpBound)
 		defer cancel()
 	}
 	p, err := s.start(ctx, req, co)
@@ -106,7 +113,11 @@ func (s *DockerSandbox) call(ctx context.Context, req proto.Request, co callOpti
 // else on an exec of its own.
 func (s *DockerSandbox) start(ctx context.Context, req proto.Request, co callOptions) (pending, error) {
 	if co.shared && co.user == "" && !s.opts.noChannel {
-		if ch := s.channel(ctx); ch != nil {
+		ch, err := s.channel(ctx)
+		if errors.Is(err, errHelperNoHello) || errors.Is(err, errDaemonSilent) {
+			return nil, err // an exec of its own would wait as long again
+		}
+		if ch != nil {
 			if p, err := ch.start(ctx, req, co); err == nil {
 				return p, nil
 			}
@@ -276,6 +287,9 @@ func (c *helperCall) wait() (*proto.Result, error) {
 		switch f.Kind {
 		case proto.KindAlive:
 		case proto.KindStdout, proto.KindStderr:
+			if !proto.HasOutput(c.op) {
+				return nil, c.fail(fmt.Errorf("%w: output from a %s request", errHelperLied, c.op))
+			}
 			if err := c.co.deliver(f); errors.Is(err, ErrHelper) {
 				return nil, c.fail(err)
 			} else if err != nil {

@@ -38,21 +38,22 @@ type channel struct {
 }
 
 // channel returns the sandbox's shared channel, opening it when needed, or
-// nil when it cannot be had now. No lock is held while the channel opens:
-// callers that need it meanwhile wait for it within their own context.
-func (s *DockerSandbox) channel(ctx context.Context) *channel {
+// nil when it cannot be had now, with the error of the opening that failed
+// if this call made it. No lock is held while the channel opens: callers
+// that need it meanwhile wait for it within their own context.
+func (s *DockerSandbox) channel(ctx context.Context) (*channel, error) {
 	s.chMu.Lock()
 	for {
 		if ch := s.ch; ch != nil && !ch.broken() {
 			s.chMu.Unlock()
 			if ch.suspect() {
-				return nil // requests use their own execs until it answers
+				return nil, nil // requests use their own execs until it answers
 			}
-			return ch
+			return ch, nil
 		}
 		if time.Now().Before(s.chRetryAt) || s.closed.Load() {
 			s.chMu.Unlock()
-			return nil
+			return nil, nil
 		}
 		opening := s.chOpening
 		if opening == nil {
@@ -62,7 +63,7 @@ func (s *DockerSandbox) channel(ctx context.Context) *channel {
 		select {
 		case <-opening:
 		case <-ctx.Done():
-			return nil
+			return nil, nil
 		}
 		s.chMu.Lock()
 	}
@@ -80,7 +81,7 @@ func (s *DockerSandbox) channel(ctx context.Context) *channel {
 		if ctx.Err() == nil {
 			s.chRetryAt = time.Now().Add(channelRetry)
 		}
-		return nil
+		return nil, err
 	}
 	ch := &channel{s: s, hc: hc, pending: map[uint32]*chanCall{}, done: make(chan struct{}), reaped: make(chan struct{})}
 	// A helper that stops reading would block every writer.
@@ -88,11 +89,11 @@ func (s *DockerSandbox) channel(ctx context.Context) *channel {
 	s.ch = ch
 	if s.closed.Load() { // Close ran meanwhile and found no channel
 		ch.breakWith(ErrClosed)
-		return nil
+		return nil, ErrClosed
 	}
 	go ch.readLoop()
 	go ch.watch()
-	return ch
+	return ch, nil
 }
 
 // closeChannel drops the shared channel, if any.
@@ -151,6 +152,10 @@ func (ch *channel) readLoop() {
 		}
 		switch f.Kind {
 		case proto.KindStdout, proto.KindStderr:
+			if !proto.HasOutput(c.op) {
+				ch.breakWith(fmt.Errorf("%w: output from a %s request", errHelperLied, c.op))
+				return
+			}
 			if err := c.deliver(f); err != nil {
 				ch.breakWith(err)
 				return

@@ -43,7 +43,11 @@ const handshakeTimeout = 30 * time.Second
 
 // opBound bounds a request other than exec when its context has no
 // deadline: a helper can say it is alive for ever without answering.
-const opBound = time.Minute
+const opBound = 20 * time.Second
+
+// opBoundRate is the rate (bytes per second) at which a request's input
+// adds to opBound: a large write may take longer.
+const opBoundRate = 10 << 20
 
 var (
 	errDaemonSilent   = fmt.Errorf("%w: no answer within %v", ErrDaemonUnreachable, handshakeTimeout)
@@ -60,10 +64,12 @@ var (
 // makes sure they do not, before await returns, unless the caller's
 // context ended: the call then returns at once and they are killed in the
 // background (within killTimeout, or stallTimeout for the shared channel).
+// A request other than exec starts no command: its helper is dealt with in
+// the background.
 func (s *DockerSandbox) await(p pending) (*proto.Result, error) {
 	res, err := p.wait()
 	if res == nil && err != nil {
-		if ctx := p.context(); ctx.Err() != nil && !errors.Is(context.Cause(ctx), ErrHelper) {
+		if ctx := p.context(); p.operation() != proto.OpExec || ctx.Err() != nil && !errors.Is(context.Cause(ctx), ErrHelper) {
 			go p.lost()
 		} else {
 			p.lost()
@@ -112,8 +118,10 @@ func (c *helperCall) watch(stop <-chan struct{}) {
 func (c *helperCall) lost() { c.s.killSession(c.hello.Session, c.co.user) }
 
 func (c *helperCall) context() context.Context { return c.ctx }
+func (c *helperCall) operation() string        { return c.op }
 
 func (c *chanCall) context() context.Context { return c.ctx }
+func (c *chanCall) operation() string        { return c.op }
 
 // lost makes sure the request's command is dead. On a broken channel, the
 // channel's commands are killed (reap); on one that did not confirm a

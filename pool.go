@@ -161,7 +161,7 @@ func (p *Pool) create(ctx context.Context) (*DockerSandbox, error) {
 	if err != nil {
 		return nil, err
 	}
-	sb.channel(ctx) // warm: the first operation need not open it
+	_, _ = sb.channel(ctx) // warm: the first operation need not open it
 	return sb, nil
 }
 

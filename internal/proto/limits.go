@@ -31,6 +31,10 @@ func MaxResult(op string) int {
 	return maxSmallResult
 }
 
+// HasOutput reports whether a request for op may be answered with output
+// frames (KindStdout, KindStderr) before its result.
+func HasOutput(op string) bool { return op == OpExec || op == OpCat }
+
 // MaxFrom returns the largest payload the library accepts in a frame of
 // kind from a helper serving a request for op ("" when the frame belongs
 // to no request).
