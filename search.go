@@ -44,7 +44,7 @@ type GrepMatch struct {
 // GrepResult lists the lines Grep found.
 type GrepResult struct {
 	Matches   []GrepMatch // by path, then line
-	Truncated bool        // more matches than the max count
+	Truncated bool        // more matches than the max count, or the 5 s time budget ran out
 }
 
 // A GrepOption adjusts Grep.
@@ -65,6 +65,8 @@ func GrepPath(path string) GrepOption {
 
 // GrepGlob searches only files matching pattern: without "/" it matches
 // base names at any depth, with "/" paths relative to the search root.
+// Unlike Glob, and like GNU grep's --include, wildcards match a leading
+// ".": "*.go" selects ".hidden.go".
 func GrepGlob(pattern string) GrepOption {
 	return func(c *grepConfig) error {
 		c.glob = pattern
