@@ -72,14 +72,15 @@ func TestCommandTurnsOnItsHelper(t *testing.T) {
 			sb := newSandbox(t, testenv.BusyboxImage, sandbox.WithSharedChannel(shared))
 			ctx := testCtx(t)
 
-			_, err := sb.Execute(ctx, "kill -9 $PPID; sleep 4331 & sleep 4332")
+			// The helper is the parent of the command's reaper ($PPID).
+			_, err := sb.Execute(ctx, "helper=$(cut -d' ' -f4 /proc/$PPID/stat); kill -9 $helper; sleep 4331 & sleep 4332")
 			assert.ErrorIs(t, err, sandbox.ErrHelper)
 			ps := processes(t, sb)
 			assert.NotContains(t, ps, "sleep 4331")
 			assert.NotContains(t, ps, "sleep 4332")
 
 			// A stopped helper misses the timeout: the library enforces it.
-			resp, err := sb.Execute(ctx, "kill -STOP $PPID; echo stopped; sleep 4341 & sleep 4342", sandbox.ExecTimeout(time.Second))
+			resp, err := sb.Execute(ctx, "helper=$(cut -d' ' -f4 /proc/$PPID/stat); kill -STOP $helper; echo stopped; sleep 4341 & sleep 4342", sandbox.ExecTimeout(time.Second))
 			require.NoError(t, err)
 			assert.True(t, resp.TimedOut)
 			assert.Equal(t, 124, resp.ExitCode)
@@ -92,7 +93,7 @@ func TestCommandTurnsOnItsHelper(t *testing.T) {
 			// request running it says it is alive every second); the shared
 			// channel is checked and dropped, an exec of its own given up;
 			// the call fails, the tree is killed.
-			_, err = sb.Execute(ctx, "kill -STOP $PPID; sleep 4351 & sleep 4352", sandbox.ExecTimeout(0))
+			_, err = sb.Execute(ctx, "helper=$(cut -d' ' -f4 /proc/$PPID/stat); kill -STOP $helper; sleep 4351 & sleep 4352", sandbox.ExecTimeout(0))
 			assert.ErrorIs(t, err, sandbox.ErrHelper)
 			ps = processes(t, sb)
 			assert.NotContains(t, ps, "sleep 4351")

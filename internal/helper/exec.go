@@ -3,7 +3,9 @@ package helper
 import (
 	"context"
 	"errors"
+	"fmt"
 	"io"
+	"io/fs"
 	"os"
 	"os/exec"
 	"sync"
@@ -18,50 +20,58 @@ import (
 // keeps the output open does not hold the command's result longer than this.
 const drainGrace = 50 * time.Millisecond
 
-// runExec runs req.Command with sh -c in a process group of its own,
-// streaming output frames, and kills the whole tree on timeout or when ctx
-// ends.
+// runExec runs req.Command with sh -c under a reaper of its own (see Reap),
+// which leads a new process group, streaming output frames, and kills the
+// whole tree on timeout, when ctx ends, or when the command killed its
+// reaper.
 func runExec(ctx context.Context, req proto.Request, in io.Reader, send func(proto.Kind, []byte) error) *proto.Result {
-	cmd := exec.Command(shell(), "-c", req.Command)
-	cmd.Env = append(os.Environ(), req.Env...)
-	cmd.Dir = req.Dir
-	cmd.SysProcAttr = &syscall.SysProcAttr{Setpgid: true}
-
+	if req.Dir != "" {
+		if e := checkExecDir(req.Dir); e != nil {
+			return &proto.Result{Error: e, ExitCode: 127}
+		}
+	}
+	sh, err := exec.LookPath(shell())
+	if err != nil {
+		return &proto.Result{Error: &proto.Error{Code: proto.CodeNotFound, Message: err.Error()}, ExitCode: 127}
+	}
+	var stdio [3]*os.File
+	defer closeAll(&stdio) // the child's ends: the reaper has its copies
 	outR, outW, err := os.Pipe()
 	if err != nil {
 		return failure(err)
 	}
 	defer outR.Close()
-	cmd.Stdout, cmd.Stderr = outW, outW
+	stdio[1], stdio[2] = outW, outW
 	pipes := []*os.File{outR}
 	kinds := []proto.Kind{proto.KindStdout}
 	if !req.Combined {
 		errR, errW, err := os.Pipe()
 		if err != nil {
-			outW.Close()
 			return failure(err)
 		}
 		defer errR.Close()
-		cmd.Stderr = errW
+		stdio[2] = errW
 		pipes, kinds = append(pipes, errR), append(kinds, proto.KindStderr)
 	}
 	var inW *os.File
 	if in != nil {
-		inR, w, err := os.Pipe()
-		if err != nil {
-			return failure(err)
-		}
-		cmd.Stdin, inW = inR, w
+		stdio[0], inW, err = os.Pipe()
+	} else {
+		stdio[0], err = os.Open(os.DevNull)
+	}
+	if err != nil {
+		return failure(err)
 	}
 	ooms := oomKills()
-	err = cmd.Start()
-	closeChildEnds(cmd)
+	r, err := runReaped(ctx, launch{Argv: []string{sh, "-c", req.Command}, Env: mergeEnv(os.Environ(), req.Env), Dir: req.Dir}, stdio)
+	closeAll(&stdio)
 	if err != nil {
 		if inW != nil {
 			inW.Close()
 		}
-		return &proto.Result{Error: &proto.Error{Code: proto.CodeNotFound, Message: err.Error()}, ExitCode: 127}
+		return &proto.Result{Error: startError(req.Dir, err), ExitCode: 127}
 	}
+	defer r.conn.Close()
 	if inW != nil {
 		go func() {
 			_, _ = io.Copy(inW, in)
@@ -79,7 +89,7 @@ func runExec(ctx context.Context, req proto.Request, in io.Reader, send func(pro
 	}
 
 	waited := make(chan error, 1)
-	go func() { waited <- cmd.Wait() }()
+	go func() { waited <- r.cmd.Wait() }()
 	var timeout <-chan time.Time
 	if req.Timeout > 0 {
 		t := time.NewTimer(time.Duration(req.Timeout) * time.Millisecond)
@@ -91,18 +101,26 @@ func runExec(ctx context.Context, req proto.Request, in io.Reader, send func(pro
 	case <-waited:
 	case <-timeout:
 		timedOut = true
-		killTree(cmd.Process.Pid)
+		killTree(r.cmd.Process.Pid)
 		<-waited
 	case <-ctx.Done():
-		killTree(cmd.Process.Pid)
+		killTree(r.cmd.Process.Pid)
 		<-waited
+	}
+	status, ok := r.status()
+	if !ok {
+		// The reaper died without the shell's status: the command killed
+		// it (it survives every other signal), or it crashed. What the
+		// command started must not outlive it.
+		killTree(r.cmd.Process.Pid)
+		status = exitCode(r.cmd.ProcessState)
 	}
 	for _, p := range pipes {
 		_ = p.SetReadDeadline(time.Now().Add(drainGrace))
 	}
 	readers.Wait()
 
-	res := &proto.Result{ExitCode: exitCode(cmd.ProcessState)}
+	res := &proto.Result{ExitCode: status}
 	if timedOut {
 		res.ExitCode, res.TimedOut = proto.TimeoutExitCode, true
 	} else if res.ExitCode == 128+int(syscall.SIGKILL) && ooms >= 0 && oomKills() > ooms {
@@ -156,13 +174,14 @@ func drainBuffered(p *os.File, buf []byte, kind proto.Kind, send func(proto.Kind
 	})
 }
 
-// closeChildEnds closes the parent's copies of the child's stdio files.
-func closeChildEnds(cmd *exec.Cmd) {
-	for _, f := range []any{cmd.Stdin, cmd.Stdout, cmd.Stderr} {
-		if f, ok := f.(*os.File); ok {
+// closeAll closes the files of fs that are open, once.
+func closeAll(fs *[3]*os.File) {
+	for i, f := range fs {
+		if f != nil && (i == 0 || f != fs[i-1]) {
 			f.Close()
 		}
 	}
+	*fs = [3]*os.File{}
 }
 
 func exitCode(ps *os.ProcessState) int {
@@ -184,4 +203,39 @@ func shell() string {
 
 func failure(err error) *proto.Result {
 	return &proto.Result{Error: proto.ErrorOf(err), ExitCode: -1}
+}
+
+// checkExecDir checks that dir, a command's working directory, exists and
+// is a directory, for an error that names it (a failed chdir in the new
+// process would only say that the program was not found).
+func checkExecDir(dir string) *proto.Error {
+	fi, err := os.Stat(dir)
+	if err == nil && !fi.IsDir() {
+		err = syscall.ENOTDIR
+	}
+	if err != nil {
+		return execDirError(dir, err)
+	}
+	return nil
+}
+
+// execDirError is the typed error for an unusable working directory.
+func execDirError(dir string, err error) *proto.Error {
+	var pe *fs.PathError
+	if errors.As(err, &pe) {
+		err = pe.Err
+	}
+	e := proto.ErrorOf(err)
+	e.Message = fmt.Sprintf("exec directory %s: %v", dir, err)
+	return e
+}
+
+// startError is the typed error for a command that did not start. With a
+// working directory that exists, the likely cause is that the user may not
+// enter it.
+func startError(dir string, err error) *proto.Error {
+	if dir != "" && (errors.Is(err, fs.ErrPermission) || errors.Is(err, fs.ErrNotExist)) {
+		return execDirError(dir, err)
+	}
+	return &proto.Error{Code: proto.CodeNotFound, Message: err.Error()}
 }

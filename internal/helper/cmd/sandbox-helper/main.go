@@ -12,7 +12,7 @@ import (
 	"github.com/dockersandbox/sandbox/internal/proto"
 )
 
-const usage = "usage: sandbox-helper init [-lifetime d] [-idle d] | call | serve | version"
+const usage = "usage: sandbox-helper init [-lifetime d] [-idle d] | call | serve | reap | version"
 
 func main() {
 	if len(os.Args) < 2 {
@@ -27,10 +27,15 @@ func main() {
 		_ = fs.Parse(os.Args[2:])
 		os.Exit(helper.Init(*lifetime, *idle))
 	case "call", "serve":
+		if os.Args[1] == "serve" {
+			helper.KeepSpareReaper()
+		}
 		if err := helper.Serve(os.Stdin, os.Stdout, os.Args[1] == "call"); err != nil {
 			fmt.Fprintln(os.Stderr, "sandbox-helper:", err)
 			os.Exit(1)
 		}
+	case helper.ReapMode:
+		os.Exit(helper.Reap())
 	case "version":
 		fmt.Println(proto.Version)
 	default:
