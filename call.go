@@ -194,6 +194,7 @@ func (s *DockerSandbox) attachHelper(ctx context.Context, mode, user string) (*h
 	}()
 	br := bufio.NewReader(pr)
 	hc.frames = proto.NewReader(br)
+	hc.frames.ReuseOutput() // output is delivered before the next frame is read
 	if err := hc.readHello(hctx, br); err != nil {
 		hc.conn.Close()
 		if context.Cause(hctx) == errDaemonSilent && ctx.Err() == nil {

@@ -105,6 +105,9 @@ func (s *DockerSandbox) closeChannel() {
 	}
 }
 
+// brokenErr is errChannelBroken with the reason, once the channel broke.
+func (ch *channel) brokenErr() error { return fmt.Errorf("%w (%v)", errChannelBroken, ch.err) }
+
 func (ch *channel) broken() bool {
 	select {
 	case <-ch.done:
@@ -270,7 +273,7 @@ func (c *chanCall) wait() (*proto.Result, error) {
 		case res := <-c.result: // it arrived just before the break
 			return res, c.ctx.Err()
 		default:
-			return nil, errChannelBroken
+			return nil, c.ch.brokenErr()
 		}
 	case <-c.ctx.Done():
 	}

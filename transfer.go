@@ -302,21 +302,23 @@ func (s *DockerSandbox) getFile(ctx context.Context, p string) ([]byte, error) {
 	return content, err
 }
 
-// catFile reads the regular file p through the helper: the path takes the
-// shared channel and the sandbox user's view, and avoids engines whose
-// archive API mishandles unusual names. At most the max download bytes.
+// catFile reads the regular file p, of size bytes when it was looked at,
+// through the helper: the path takes the shared channel and the sandbox
+// user's view, and avoids engines whose archive API mishandles unusual
+// names. The host holds size bytes, whatever the helper sends: it is asked
+// for at most size+1 bytes, the last of which says that the file grew
+// meanwhile; more is a lie.
 func (s *DockerSandbox) catFile(ctx context.Context, p string, size int64) ([]byte, error) {
-	max := s.opts.maxDownload
-	buf := &boundedBuffer{b: make([]byte, 0, min(size, max)), max: max + 1}
-	res, err := s.call(ctx, proto.Request{Op: proto.OpCat, Path: p, Limit: int(max)}, callOptions{stdout: buf, shared: true})
+	buf := &boundedBuffer{b: make([]byte, 0, size+1), max: size + 1}
+	res, err := s.call(ctx, proto.Request{Op: proto.OpCat, Path: p, Limit: int(size)}, callOptions{stdout: buf, shared: true})
 	if err != nil {
 		return nil, err
 	}
 	if res.Error != nil {
 		return nil, res.Error.Err()
 	}
-	if int64(len(buf.b)) > max {
-		return nil, fmt.Errorf("%w: the file grew past the limit of %d bytes", ErrTooLarge, max)
+	if int64(len(buf.b)) > size {
+		return nil, fmt.Errorf("the file grew while it was read (it had %d bytes); read it again", size)
 	}
 	return buf.b, nil
 }

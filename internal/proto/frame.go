@@ -110,7 +110,15 @@ func (w *Writer) WriteFrameContext(ctx context.Context, kind Kind, id uint32, pa
 // Reader reads frames.
 type Reader struct {
 	r *bufio.Reader
+	// scratch, when set, holds output frames' payloads (see ReuseOutput).
+	scratch []byte
 }
+
+// ReuseOutput makes the reader keep the payload of every output frame
+// (KindStdout, KindStderr) of up to ChunkSize bytes in one buffer, valid
+// until the next read: a stream of output then costs no allocation. Only
+// for a caller that is done with each output frame before it reads the next.
+func (r *Reader) ReuseOutput() { r.scratch = make([]byte, ChunkSize) }
 
 // NewReader returns a Reader on r.
 func NewReader(r io.Reader) *Reader { return &Reader{r: bufio.NewReaderSize(r, 64<<10)} }
@@ -161,7 +169,11 @@ func (r *Reader) ReadFrameLimited(limit func(Kind, uint32) int) (Frame, error) {
 		return Frame{}, fmt.Errorf("%w: %q payload of %d bytes exceeds %d", ErrBadFrame, f.Kind, n, max)
 	}
 	if n > 0 {
-		f.Payload = make([]byte, n)
+		if (f.Kind == KindStdout || f.Kind == KindStderr) && n <= int64(len(r.scratch)) {
+			f.Payload = r.scratch[:n]
+		} else {
+			f.Payload = make([]byte, n)
+		}
 		if _, err := io.ReadFull(r.r, f.Payload); err != nil {
 			return Frame{}, fmt.Errorf("%w: truncated payload: %v", ErrBadFrame, err)
 		}
