@@ -157,6 +157,14 @@ type helperConn struct {
 	out    *proto.Writer
 	diag   *headBuffer // the helper's own stderr, for error messages
 	hello  proto.Hello
+	pipe   *io.PipeReader // frames' end of the stream's demultiplexer
+}
+
+// close ends the connection, and the demultiplexer even when it waits for
+// a reader that stopped reading.
+func (hc *helperConn) close() {
+	hc.conn.Close()
+	hc.pipe.Close()
 }
 
 // attachHelper starts the helper in mode ("call" or "serve") as user and
@@ -188,6 +196,7 @@ func (s *DockerSandbox) attachHelper(ctx context.Context, mode, user string) (*h
 	}
 	hc := &helperConn{conn: att.HijackedResponse, diag: &headBuffer{max: 4096}, out: proto.NewWriter(att.Conn)}
 	pr, pw := io.Pipe()
+	hc.pipe = pr
 	go func() {
 		_, err := stdcopy.StdCopy(pw, hc.diag, att.Reader)
 		pw.CloseWithError(err)
@@ -196,7 +205,7 @@ func (s *DockerSandbox) attachHelper(ctx context.Context, mode, user string) (*h
 	hc.frames = proto.NewReader(br)
 	hc.frames.ReuseOutput() // output is delivered before the next frame is read
 	if err := hc.readHello(hctx, br); err != nil {
-		hc.conn.Close()
+		hc.close()
 		if context.Cause(hctx) == errDaemonSilent && ctx.Err() == nil {
 			err = errHelperNoHello
 		}
@@ -221,7 +230,7 @@ func (s *DockerSandbox) handshakeErr(ctx, hctx context.Context, op string, err e
 // readHello checks the helper's first frame. Anything but a hello (e.g. the
 // runtime's "exec failed" text) is reported as it is.
 func (hc *helperConn) readHello(ctx context.Context, br *bufio.Reader) error {
-	stop := context.AfterFunc(ctx, func() { hc.conn.Close() })
+	stop := context.AfterFunc(ctx, hc.close)
 	defer stop()
 	if first, err := br.Peek(1); err == nil && proto.Kind(first[0]) != proto.KindHello {
 		text, _ := br.Peek(min(br.Buffered(), 512))
@@ -322,7 +331,7 @@ func (c *helperCall) cancel() {
 }
 
 func (c *helperCall) close() {
-	c.closeOne.Do(func() { c.conn.Close() })
+	c.closeOne.Do(c.helperConn.close)
 }
 
 // fail closes the call and explains err.

@@ -122,7 +122,7 @@ func (ch *channel) breakWith(err error) {
 	ch.once.Do(func() {
 		ch.err = err
 		close(ch.done)
-		ch.hc.conn.Close()
+		ch.hc.close()
 		go ch.reap()
 	})
 }
