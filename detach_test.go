@@ -54,11 +54,16 @@ func detachCommand(t *testing.T, sb *sandbox.DockerSandbox, base int) (string, m
 }
 
 // liveSleeps returns the forms whose marker names a live process of the
-// sandbox ("sleep <marker>").
+// sandbox ("sleep <marker>"); a failed look is reported as the form "?"
+// (it runs in Eventually's goroutine, where a test may not stop).
 func liveSleeps(t *testing.T, sb *sandbox.DockerSandbox, forms map[int]string) []string {
 	t.Helper()
-	res, err := sb.Execute(context.Background(), `for f in /proc/[0-9]*/cmdline; do tr '\0' ' ' < $f; echo; done 2>/dev/null`)
-	require.NoError(t, err)
+	ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
+	defer cancel()
+	res, err := sb.Execute(ctx, `for f in /proc/[0-9]*/cmdline; do tr '\0' ' ' < $f; echo; done 2>/dev/null`)
+	if err != nil {
+		return []string{"? " + err.Error()}
+	}
 	var live []string
 	for _, line := range strings.Split(res.Output, "\n") {
 		args := strings.Fields(line)
