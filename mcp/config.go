@@ -1,6 +1,7 @@
 package sandboxmcp
 
 import (
+	"fmt"
 	"io"
 	"log/slog"
 	"time"
@@ -12,6 +13,10 @@ import (
 // DefaultIdleTimeout is how long an HTTP session may stay without a
 // request before it is closed and its sandbox removed.
 const DefaultIdleTimeout = 15 * time.Minute
+
+// DefaultMaxSessions is how many MCP sessions (each with at most one
+// sandbox) the HTTP handler serves at once by default.
+const DefaultMaxSessions = 64
 
 // Config configures the sandboxes the server creates and the tools it
 // serves. Zero values mean the library's defaults.
@@ -43,7 +48,9 @@ type Config struct {
 	// reserved by the library).
 	Labels map[string]string
 	// ExecuteTimeout is the execute tool's default timeout: 0 means
-	// sandbox.DefaultExecuteTimeout, a negative value means none.
+	// sandbox.DefaultExecuteTimeout, a negative value means none. It must
+	// not exceed Tools.MaxExecuteTimeout (none exceeds every maximum):
+	// Validate and the sandbox's creation refuse it.
 	ExecuteTimeout time.Duration
 	// SandboxOptions are passed to sandbox.New after the options the
 	// fields above make, so they can override them.
@@ -57,6 +64,12 @@ type Config struct {
 	// counts as activity): 0 means
 	// DefaultIdleTimeout, a negative value means never. Stdio ignores it.
 	IdleTimeout time.Duration
+
+	// MaxSessions caps the HTTP sessions open at once: a client that
+	// would open one more is answered HTTP 503 with a JSON-RPC error that
+	// says so. 0 means DefaultMaxSessions, a negative value means no cap.
+	// Stdio ignores it.
+	MaxSessions int
 
 	// Logger receives the server's own log (sandboxes created and
 	// removed, sessions ended); nil means slog.Default(). Never use
@@ -107,6 +120,36 @@ func (c *Config) sandboxOptions() []sandbox.Option {
 		o = append(o, sandbox.WithExecuteTimeout(0))
 	}
 	return append(o, c.SandboxOptions...)
+}
+
+// Validate reports a configuration the server must not run with: a
+// default execute timeout above the tool's maximum, or none while a
+// maximum holds (the maximum would be no cap). The error wraps
+// sandbox.ErrInvalidOption.
+func (c Config) Validate() error {
+	maxTimeout := c.Tools.MaxExecuteTimeout
+	if maxTimeout <= 0 {
+		maxTimeout = tools.DefaultMaxExecuteTimeout
+	}
+	switch def := c.ExecuteTimeout; {
+	case def < 0:
+		return fmt.Errorf("%w: sandboxmcp: ExecuteTimeout is none (no timeout), but the execute tool's maximum is %v", sandbox.ErrInvalidOption, maxTimeout)
+	case def == 0 && sandbox.DefaultExecuteTimeout > maxTimeout:
+		return fmt.Errorf("%w: sandboxmcp: the default ExecuteTimeout (%v) exceeds Tools.MaxExecuteTimeout (%v)", sandbox.ErrInvalidOption, sandbox.DefaultExecuteTimeout, maxTimeout)
+	case def > maxTimeout:
+		return fmt.Errorf("%w: sandboxmcp: ExecuteTimeout %v exceeds Tools.MaxExecuteTimeout %v", sandbox.ErrInvalidOption, def, maxTimeout)
+	}
+	return nil
+}
+
+func (c *Config) maxSessions() int {
+	switch {
+	case c.MaxSessions == 0:
+		return DefaultMaxSessions
+	case c.MaxSessions < 0:
+		return 0
+	}
+	return c.MaxSessions
 }
 
 func (c *Config) logger() *slog.Logger {

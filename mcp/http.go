@@ -2,11 +2,13 @@ package sandboxmcp
 
 import (
 	"context"
+	"encoding/json"
 	"errors"
 	"fmt"
 	"log/slog"
 	"net/http"
 	"sync"
+	"sync/atomic"
 	"time"
 
 	"github.com/dockersandbox/sandbox"
@@ -35,7 +37,10 @@ var errSessionEnded = errors.New("sandboxmcp: the MCP session has ended")
 //     session (HTTP DELETE; the sandbox goes first, so calls in flight end
 //     at once), the client sends nothing (no POST) for Config.IdleTimeout
 //     (the SDK's session timeout, paused while a POST is in progress), or
-//     the handler is closed.
+//     the handler is closed. The log says which (reason="client ended the
+//     session", reason="idle timeout (...)", reason=shutdown).
+//   - At most Config.MaxSessions sessions are open at once; a request that
+//     would open another is answered HTTP 503 with a JSON-RPC error.
 //
 // Close removes every sandbox and ends every session; call it before
 // shutting the HTTP server down, since the SDK keeps a session's event
@@ -52,6 +57,7 @@ type HTTPHandler struct {
 	mu       sync.Mutex
 	closed   bool
 	sessions map[string]*session // by MCP session ID
+	opening  int                 // requests that may open a session, being served
 }
 
 // session is the sandbox of one MCP session.
@@ -59,6 +65,9 @@ type session struct {
 	id     string
 	ctx    context.Context // ends with the session: aborts a creation
 	cancel context.CancelFunc
+
+	inFlight   atomic.Int32 // requests of the session being served
+	lastActive atomic.Int64 // when one was last started or ended, in Unix nanoseconds
 
 	mu    sync.Mutex // held while the sandbox is created
 	ended bool
@@ -105,17 +114,143 @@ func NewHTTPHandler(cfg Config) *HTTPHandler {
 // tools, prompts or middleware).
 func (h *HTTPHandler) Server() *mcp.Server { return h.server }
 
+// Reasons logged when a session's sandbox is removed.
+const (
+	reasonDeleted  = "client ended the session"
+	reasonShutdown = "shutdown"
+	reasonClosed   = "session closed"
+)
+
 // ServeHTTP implements http.Handler.
 func (h *HTTPHandler) ServeHTTP(w http.ResponseWriter, r *http.Request) {
-	if r.Method == http.MethodDelete {
+	id := r.Header.Get(sessionIDHeader)
+	switch {
+	case r.Method == http.MethodDelete && id != "":
 		// The SDK closes the session, which waits for the calls in flight;
 		// removing the sandbox first makes them end now. Only IDs of live
 		// sessions are in the map, so a made-up ID does nothing here.
-		if id := r.Header.Get(sessionIDHeader); id != "" {
-			h.endSession(id, "client ended the session")
+		h.endSession(id, reasonDeleted)
+	case r.Method == http.MethodPost && id == "":
+		// A request without a session opens one (an initialize).
+		done, ok := h.admit()
+		if !ok {
+			h.refuse(w)
+			return
+		}
+		defer done()
+		w = &admittedWriter{ResponseWriter: w, done: done}
+	case r.Method == http.MethodPost:
+		// As the SDK's idle timer, only POSTs count as activity (a GET
+		// is the event stream, open all along).
+		if s := h.lookup(id); s != nil {
+			s.touch(1)
+			defer s.touch(-1)
 		}
 	}
 	h.sdk.ServeHTTP(w, r)
+}
+
+// admit reserves room for a new session under Config.MaxSessions: it
+// counts the open sessions and the requests that may open one, so that
+// concurrent openings cannot pass the cap together. done releases the
+// reservation (once; later calls do nothing); call it when the request's
+// session, if any, is counted among the open ones: when the response
+// starts (admittedWriter), or at the latest when the request is served.
+func (h *HTTPHandler) admit() (done func(), ok bool) {
+	limit := h.cfg.maxSessions()
+	h.mu.Lock()
+	defer h.mu.Unlock()
+	if limit > 0 {
+		open := h.opening
+		for range h.server.Sessions() {
+			open++
+		}
+		if open >= limit {
+			return nil, false
+		}
+	}
+	h.opening++
+	var once sync.Once
+	return func() {
+		once.Do(func() {
+			h.mu.Lock()
+			h.opening--
+			h.mu.Unlock()
+		})
+	}, true
+}
+
+// admittedWriter releases a session's reservation when the response
+// starts: the SDK has registered the session by then, and the client may
+// open the next one as soon as it reads the answer, before the handler
+// returns.
+type admittedWriter struct {
+	http.ResponseWriter
+	done func()
+}
+
+func (w *admittedWriter) WriteHeader(code int) {
+	w.done()
+	w.ResponseWriter.WriteHeader(code)
+}
+
+func (w *admittedWriter) Write(p []byte) (int, error) {
+	w.done()
+	return w.ResponseWriter.Write(p)
+}
+
+// Flush lets the SDK stream events through the wrapper.
+func (w *admittedWriter) Flush() {
+	w.done()
+	http.NewResponseController(w.ResponseWriter).Flush()
+}
+
+// Unwrap gives http.ResponseController the underlying writer.
+func (w *admittedWriter) Unwrap() http.ResponseWriter { return w.ResponseWriter }
+
+// refuse answers a request that would open a session past the cap: HTTP
+// 503 (with Retry-After), and a JSON-RPC error for clients that read it.
+func (h *HTTPHandler) refuse(w http.ResponseWriter) {
+	limit := h.cfg.maxSessions()
+	msg := fmt.Sprintf("sandboxmcp: too many MCP sessions: this server serves at most %d at once (each may hold a sandbox); "+
+		"end one (HTTP DELETE) or wait until an idle one expires, then retry", limit)
+	h.log.Warn("refused a new session: too many sessions", "max_sessions", limit)
+	body, _ := json.Marshal(map[string]any{
+		"jsonrpc": "2.0",
+		"id":      nil,
+		"error":   map[string]any{"code": -32000, "message": msg},
+	})
+	w.Header().Set("Content-Type", "application/json")
+	w.Header().Set("Retry-After", "10")
+	w.WriteHeader(http.StatusServiceUnavailable)
+	w.Write(body)
+}
+
+// lookup returns the session with a sandbox (or one being created) of
+// that ID, or nil.
+func (h *HTTPHandler) lookup(id string) *session {
+	h.mu.Lock()
+	defer h.mu.Unlock()
+	return h.sessions[id]
+}
+
+// touch records a request of the session starting (+1) or ending (-1).
+func (s *session) touch(delta int32) {
+	s.inFlight.Add(delta)
+	s.lastActive.Store(time.Now().UnixNano())
+}
+
+// endReason says why the SDK closed the session, which this handler did
+// not do (a DELETE and Close remove the session from the map first): the
+// idle timeout when the session was idle that long (the SDK's timer
+// restarts as a request ends, a moment before touch records it), else
+// reasonClosed.
+func (s *session) endReason(idle time.Duration) string {
+	quiet := time.Since(time.Unix(0, s.lastActive.Load()))
+	if idle > 0 && s.inFlight.Load() == 0 && quiet >= idle-min(idle/2, time.Second) {
+		return fmt.Sprintf("idle timeout (no request for %v)", idle)
+	}
+	return reasonClosed
 }
 
 // Sandboxes returns the IDs of the sandboxes that exist, by MCP session ID.
@@ -175,13 +310,14 @@ func (h *HTTPHandler) session(ss *mcp.ServerSession) (*session, error) {
 		return s, nil
 	}
 	s := &session{id: id}
+	s.lastActive.Store(time.Now().UnixNano())
 	s.ctx, s.cancel = context.WithCancel(h.ctx)
 	h.sessions[id] = s
 	go func() {
 		// Wait returns once the session is closed: by a DELETE, by the
 		// SDK's idle timer, by Close, or when its connection breaks.
 		_ = ss.Wait()
-		h.endSession(id, "session closed")
+		h.endSession(id, s.endReason(h.cfg.idleTimeout()))
 	}()
 	return s, nil
 }
@@ -239,8 +375,8 @@ func (s *session) end(log *slog.Logger, reason string) error {
 	if sb == nil {
 		return nil
 	}
-	if err := sb.Close(); err != nil {
-		log.Error("removing sandbox", "session", s.id, "sandbox", sb.ID(), "error", err)
+	if err := closeSandbox(sb); err != nil {
+		log.Error("removing sandbox", "session", s.id, "sandbox", sb.ID(), "reason", reason, "error", err)
 		return err
 	}
 	log.Info("sandbox removed", "session", s.id, "sandbox", sb.ID(), "reason", reason)
@@ -265,7 +401,7 @@ func (h *HTTPHandler) Close() error {
 	errs := make([]error, len(all))
 	var wg sync.WaitGroup
 	for i, s := range all {
-		wg.Go(func() { errs[i] = s.end(h.log, "shutdown") })
+		wg.Go(func() { errs[i] = s.end(h.log, reasonShutdown) })
 	}
 	wg.Wait()
 

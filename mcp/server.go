@@ -42,9 +42,32 @@ func newServer(cfg *Config) *mcp.Server {
 	})
 }
 
-// NewSandbox creates a sandbox as cfg says.
+// sandboxCloseTimeout bounds the wait for a sandbox's removal when a
+// session or the server ends, whatever the container or the daemon does
+// (the library's Close has its own, shorter bound).
+const sandboxCloseTimeout = 45 * time.Second
+
+// NewSandbox creates a sandbox as cfg says, after cfg.Validate.
 func NewSandbox(ctx context.Context, cfg Config) (*sandbox.DockerSandbox, error) {
+	if err := cfg.Validate(); err != nil {
+		return nil, err
+	}
 	return sandbox.New(ctx, cfg.sandboxOptions()...)
+}
+
+// closeSandbox removes sb, waiting sandboxCloseTimeout at most: past it,
+// the removal goes on in the background and the error says so.
+func closeSandbox(sb *sandbox.DockerSandbox) error {
+	done := make(chan error, 1)
+	go func() { done <- sb.Close() }()
+	timer := time.NewTimer(sandboxCloseTimeout)
+	defer timer.Stop()
+	select {
+	case err := <-done:
+		return err
+	case <-timer.C:
+		return fmt.Errorf("sandboxmcp: removing sandbox %s did not finish within %v; if it is left, `sandbox prune` removes it once this process has exited", sb.ID(), sandboxCloseTimeout)
+	}
 }
 
 // NewStdioServer creates a sandbox and a server that serves its tools. The
@@ -89,9 +112,9 @@ func serve(ctx context.Context, cfg Config, t mcp.Transport, inputEnded <-chan s
 	}
 	log.Info("sandbox created", "sandbox", sb.ID(), "image", imageName(&cfg))
 	var once sync.Once
-	closeSandbox := func(why string) {
+	removeSandbox := func(why string) {
 		once.Do(func() {
-			if cerr := sb.Close(); cerr != nil {
+			if cerr := closeSandbox(sb); cerr != nil {
 				log.Error("removing sandbox", "sandbox", sb.ID(), "error", cerr)
 				err = errors.Join(err, cerr)
 				return
@@ -102,7 +125,7 @@ func serve(ctx context.Context, cfg Config, t mcp.Transport, inputEnded <-chan s
 
 	ss, err := server.Connect(ctx, t, nil)
 	if err != nil {
-		closeSandbox("connection failed")
+		removeSandbox("connection failed")
 		return err
 	}
 	ended := make(chan error, 1)
@@ -121,12 +144,12 @@ func serve(ctx context.Context, cfg Config, t mcp.Transport, inputEnded <-chan s
 		if werr != nil && !errors.Is(werr, mcp.ErrConnectionClosed) {
 			log.Info("connection ended", "error", werr)
 		}
-		closeSandbox("client disconnected")
+		removeSandbox("client disconnected")
 	case <-inputEnded:
-		closeSandbox("client disconnected")
+		removeSandbox("client disconnected")
 		waitEnded()
 	case <-ctx.Done():
-		closeSandbox("shutdown")
+		removeSandbox("shutdown")
 		go ss.Close()
 		waitEnded()
 	}

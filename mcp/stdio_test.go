@@ -149,6 +149,11 @@ func TestCommandFlags(t *testing.T) {
 		{"-pull", "sometimes"},
 		{"-memory", "lots"},
 		{"-exec-timeout", "-1s"},
+		{"-exec-timeout", "0"},                             // no timeout: above every maximum
+		{"-exec-timeout", "2h"},                            // above the default maximum (1h)
+		{"-exec-timeout", "3s", "-max-exec-timeout", "2s"}, // above the maximum
+		{"-max-exec-timeout", "0"},
+		{"-max-sessions", "-1"},
 		{"-label", "novalue"},
 		{"extra"},
 	} {
@@ -161,6 +166,9 @@ func TestCommandFlags(t *testing.T) {
 			assert.Equal(t, 2, exitErr.ExitCode(), "%v: %s", args, stderr.String())
 		}
 		assert.NotEmpty(t, strings.TrimSpace(stderr.String()), "%v", args)
+		if args[0] == "-exec-timeout" && args[1] != "-1s" {
+			assert.Contains(t, stderr.String(), "-max-exec-timeout", "%v: the message names the maximum", args)
+		}
 	}
 }
 

@@ -24,9 +24,13 @@ type Sandbox interface {
 
 var _ Sandbox = (*sandbox.DockerSandbox)(nil)
 
+// DefaultMaxExecuteTimeout is the default of Options.MaxExecuteTimeout,
+// deepagents 0.7's.
+const DefaultMaxExecuteTimeout = 3600 * time.Second
+
 // Defaults of Options, as in deepagents 0.7's FilesystemMiddleware.
 const (
-	defaultMaxExecuteTimeout = 3600 * time.Second
+	defaultMaxExecuteTimeout = DefaultMaxExecuteTimeout
 	defaultGrepMaxCount      = 1000
 	defaultGlobTimeout       = 10 * time.Second
 )

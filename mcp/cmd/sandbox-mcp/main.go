@@ -5,11 +5,15 @@
 //	sandbox-mcp [flags]                                  # stdio: one sandbox for the process
 //	sandbox-mcp -transport http -addr 127.0.0.1:8080     # streamable HTTP at /mcp: one sandbox per session
 //
-// Over stdio the sandbox is created at start and removed when the client
-// disconnects or on SIGINT/SIGTERM. Over HTTP each MCP session gets its own
-// sandbox on its first tool call, removed when the session ends, after
-// -idle-timeout without a request, or at shutdown (SIGINT/SIGTERM). The log
-// goes to stderr; stdout belongs to the stdio transport.
+// Over stdio the sandbox is created at start and removed on every way out:
+// the client disconnects (stdin ends, or stdout breaks), sends what is not
+// JSON-RPC, or the process gets SIGINT, SIGTERM or SIGHUP. Over HTTP each
+// MCP session gets its own sandbox on its first tool call, removed when the
+// session ends, after -idle-timeout without a request, or at shutdown
+// (SIGINT, SIGTERM, SIGHUP); at most -max-sessions sessions are open at
+// once. The log goes to stderr; stdout belongs to the stdio transport. A
+// closed stderr is no reason to stop: SIGPIPE is ignored and the log is
+// dropped.
 package main
 
 import (
@@ -24,16 +28,41 @@ import (
 	"os"
 	"os/signal"
 	"strings"
+	"sync"
 	"syscall"
 	"time"
 
 	"github.com/docker/go-units"
 	"github.com/dockersandbox/sandbox"
 	sandboxmcp "github.com/dockersandbox/sandbox/mcp"
+	"github.com/dockersandbox/sandbox/tools"
 )
 
 func main() {
-	os.Exit(run(os.Args[1:], os.Stderr))
+	// A broken stdout or stderr must end the process through its cleanup,
+	// not kill it with SIGPIPE: writes fail with EPIPE instead.
+	signal.Ignore(syscall.SIGPIPE)
+	os.Exit(run(os.Args[1:], &dropOnError{w: os.Stderr}))
+}
+
+// dropOnError writes to w until a write fails (stderr closed), then drops
+// everything and reports success: a log line or a pull's progress must
+// not fail because nobody reads them.
+type dropOnError struct {
+	mu     sync.Mutex
+	w      io.Writer
+	failed bool
+}
+
+func (d *dropOnError) Write(p []byte) (int, error) {
+	d.mu.Lock()
+	defer d.mu.Unlock()
+	if !d.failed {
+		if _, err := d.w.Write(p); err != nil {
+			d.failed = true
+		}
+	}
+	return len(p), nil
 }
 
 // listFlag collects a repeatable flag.
@@ -82,9 +111,10 @@ func run(args []string, stderr io.Writer) int {
 		pids        = fs.Int64("pids", 0, "process count `limit` (0: none)")
 		workdir     = fs.String("workdir", sandbox.DefaultWorkingDir, "working `directory` in the sandbox")
 		user        = fs.String("user", "", "`user` for the container and every operation (default: the image's)")
-		execTimeout = fs.Duration("exec-timeout", sandbox.DefaultExecuteTimeout, "default timeout of the execute tool (0: none)")
-		maxExec     = fs.Duration("max-exec-timeout", time.Hour, "largest timeout the execute tool accepts from the model")
+		execTimeout = fs.Duration("exec-timeout", sandbox.DefaultExecuteTimeout, "default timeout of the execute tool, at most -max-exec-timeout")
+		maxExec     = fs.Duration("max-exec-timeout", tools.DefaultMaxExecuteTimeout, "longest a command may run: a larger `timeout` from the model is refused, timeout 0 means this maximum")
 		idle        = fs.Duration("idle-timeout", sandboxmcp.DefaultIdleTimeout, "HTTP: end a session and remove its sandbox after this long without a request (0: never)")
+		maxSessions = fs.Int("max-sessions", sandboxmcp.DefaultMaxSessions, "HTTP: most MCP sessions (each with its sandbox) open at once; more are answered HTTP 503 (0: no limit)")
 		verbose     = fs.Bool("v", false, "log debug messages, the MCP SDK's included")
 		memory      byteSize
 		env, labels listFlag
@@ -137,17 +167,25 @@ func run(args []string, stderr io.Writer) int {
 		return usage("-pull %q: want missing, always or never", *pull)
 	}
 	switch {
+	case *maxExec <= 0:
+		return usage("-max-exec-timeout %v must be positive", *maxExec)
 	case *execTimeout < 0:
 		return usage("-exec-timeout %v is negative", *execTimeout)
 	case *execTimeout == 0:
-		cfg.ExecuteTimeout = -1 // none
-	default:
-		cfg.ExecuteTimeout = *execTimeout
+		return usage("-exec-timeout 0 (no timeout) would let commands run past -max-exec-timeout %v: give a duration up to it", *maxExec)
+	case *execTimeout > *maxExec:
+		return usage("-exec-timeout %v is above -max-exec-timeout %v: lower it or raise the maximum", *execTimeout, *maxExec)
 	}
-	if *maxExec <= 0 {
-		return usage("-max-exec-timeout %v must be positive", *maxExec)
-	}
+	cfg.ExecuteTimeout = *execTimeout
 	cfg.Tools.MaxExecuteTimeout = *maxExec
+	switch {
+	case *maxSessions < 0:
+		return usage("-max-sessions %d is negative", *maxSessions)
+	case *maxSessions == 0:
+		cfg.MaxSessions = -1 // no limit
+	default:
+		cfg.MaxSessions = *maxSessions
+	}
 	switch {
 	case *idle < 0:
 		return usage("-idle-timeout %v is negative", *idle)
@@ -169,11 +207,15 @@ func run(args []string, stderr io.Writer) int {
 	if !strings.HasPrefix(*path, "/") {
 		return usage("-path %q must start with /", *path)
 	}
+	if err := cfg.Validate(); err != nil {
+		return usage("%v", err)
+	}
 
-	// The first SIGINT or SIGTERM shuts down cleanly, removing every
-	// sandbox; after it the default handling is back, so a second one
-	// kills the process at once.
-	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM)
+	// The first SIGINT, SIGTERM or SIGHUP shuts down cleanly, removing
+	// every sandbox (within the bounds of sandboxmcp's removals); after it
+	// the default handling is back, so a second one kills the process at
+	// once.
+	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM, syscall.SIGHUP)
 	defer stop()
 	context.AfterFunc(ctx, stop)
 
