@@ -348,7 +348,7 @@ func TestEngineUlimitAboveHost(t *testing.T) {
 	t.Cleanup(func() { sb.Close() })
 	res, err := sb.Execute(ctx, "ulimit -n; ulimit -Hn")
 	require.NoError(t, err)
-	assert.Equal(t, fmt.Sprintf("%d\n%d\n", lim.Max, lim.Max), res.Output)
+	assert.Equal(t, fmt.Sprintf("%d\n%d\n", lim.Max, lim.Max), res.Output, "this host's hard limit")
 	require.NoError(t, sb.Close())
 
 	_, err = sandbox.New(ctx, append(opts, sandbox.WithUlimits(sandbox.Ulimit{Name: "nofile", Soft: 2000000, Hard: 2000000}))...)

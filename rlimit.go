@@ -47,30 +47,51 @@ func refusedRlimit(err error) string {
 	return ""
 }
 
-// maxRlimitRetries bounds how often New creates the container again with
-// an engine's default limit replaced by this host's (nofile, then nproc).
-const maxRlimitRetries = 2
+// fallbackLimit is the limit New tries for nofile or nproc when this
+// host's hard limit is refused too (the engine runs with lower limits than
+// this process, as Podman's service may): low enough for any engine, high
+// enough for a sandbox (CI's Podman configuration uses it for nproc).
+const fallbackLimit = 16384
 
 // adaptUlimits handles a start that failed because the runtime could not
 // set a resource limit: an engine's default (Podman's nofile and nproc near
-// 1048576) above what the host allows. When the caller did not set that
-// limit, it sets it in host to this host's hard limit and reports true: New
-// tries again. Otherwise it returns err saying what to change.
-func adaptUlimits(host *container.HostConfig, added map[string]bool, err error) (bool, error) {
+// 1048576) above what the engine's host allows. When the caller did not
+// set that limit and it is nofile or nproc, it sets it in host to this
+// host's hard limit, then (if that is refused too, and higher) to
+// fallbackLimit, and
+// reports true: New tries again. tries counts the limits it set per name.
+// Otherwise it returns err saying what to change.
+func adaptUlimits(host *container.HostConfig, tries map[string]int, err error) (bool, error) {
 	name := refusedRlimit(err)
 	if name == "" {
 		return false, err
 	}
-	set := slices.ContainsFunc(host.Resources.Ulimits, func(u *container.Ulimit) bool { return u != nil && u.Name == name })
-	if set && !added[name] {
+	i := slices.IndexFunc(host.Resources.Ulimits, func(u *container.Ulimit) bool { return u != nil && u.Name == name })
+	if i >= 0 && tries[name] == 0 {
 		return false, fmt.Errorf("%w (the ulimit %s set for the sandbox is above what the engine's host allows: lower it)", err, name)
 	}
-	limit, ok := hostHardLimit(name)
-	if set || !ok || len(added) >= maxRlimitRetries {
+	var ladder []int64
+	if name == "nofile" || name == "nproc" {
+		limit, ok := hostHardLimit(name)
+		if ok && limit >= 0 && limit <= fallbackLimit {
+			ladder = append(ladder, limit)
+		} else {
+			if ok {
+				ladder = append(ladder, limit)
+			}
+			ladder = append(ladder, fallbackLimit)
+		}
+	}
+	if tries[name] >= len(ladder) {
 		return false, fmt.Errorf("%w (the engine's default ulimit %s is above what its host allows: set one with WithUlimits, or lower the engine's default, e.g. default_ulimits in Podman's containers.conf)", err, name)
 	}
-	host.Resources.Ulimits = append(host.Resources.Ulimits, &container.Ulimit{Name: name, Soft: limit, Hard: limit})
-	added[name] = true
+	u := &container.Ulimit{Name: name, Soft: ladder[tries[name]], Hard: ladder[tries[name]]}
+	if i >= 0 {
+		host.Resources.Ulimits[i] = u
+	} else {
+		host.Resources.Ulimits = append(host.Resources.Ulimits, u)
+	}
+	tries[name]++
 	return true, nil
 }
 

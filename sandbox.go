@@ -118,8 +118,8 @@ var afterCreate func(id string)
 
 // create makes the container; on failure it removes what it made. When
 // the engine refuses to start it because a default resource limit exceeds
-// what its host allows (Podman's default nofile, say), it tries again with
-// that limit set to this host's.
+// what its host allows (Podman's default nofile and nproc, say), it tries
+// again with that limit set lower (see adaptUlimits; at most four times).
 func create(ctx context.Context, cli dockerAPI, o *options) (*DockerSandbox, error) {
 	arch, err := ensureImage(ctx, cli, o)
 	if err != nil {
@@ -132,14 +132,14 @@ func create(ctx context.Context, cli dockerAPI, o *options) (*DockerSandbox, err
 	podman := isPodman(ctx, cli)
 	sweepAbandoned(ctx, cli)
 	cfg, host := o.containerConfig()
-	added := map[string]bool{} // limits set to this host's after a refusal
+	tries := map[string]int{} // limits New set after a refusal, by name
 	for {
 		cfg.Labels[LabelCreated] = time.Now().UTC().Format(time.RFC3339)
 		s, err := createOnce(ctx, cli, o, cfg, host, bin, podman)
 		if err == nil {
 			return s, nil
 		}
-		retry, err := adaptUlimits(host, added, err)
+		retry, err := adaptUlimits(host, tries, err)
 		if !retry {
 			return nil, err
 		}
