@@ -135,12 +135,6 @@ func installHostile(t *testing.T, cli *client.Client, id string, helper []byte, 
 	engineExec(t, cli, id, "0", false, "mv", hostileHelperDir+"/hostile-new", hostileHelperDir+"/sandbox-helper")
 }
 
-// setHostileMode changes the mode of the helpers started from now on.
-func setHostileMode(t *testing.T, cli *client.Client, id, mode string) {
-	t.Helper()
-	copyFiles(t, cli, id, hostileHelperDir, tarFile{path.Base(hostileModeFile), []byte(mode), 0o644})
-}
-
 // hostileSandbox creates a sandbox on image whose Close the test bounds:
 // at its end, Close must return within closeBound and the container must be
 // gone; whatever happens, the container is removed.
@@ -538,32 +532,28 @@ func TestHostileHelperMemory(t *testing.T) {
 	helper, err := os.ReadFile(buildTool(t, "internal/testenv/hostilehelper"))
 	require.NoError(t, err)
 	caller := buildTool(t, "internal/testenv/hostilecall")
-	sb := hostileSandbox(t, cli, testenv.BusyboxImage)
-	cases := memCases()
-	installHostile(t, cli, sb.ID(), helper, cases[0].mode)
-	mode := cases[0].mode
-	// One mode at a time (the mode file is the sandbox's), four calls at once
-	// (the watchdog caps each at 512 MiB).
-	for len(cases) > 0 {
-		n := 0
-		for n < len(cases) && cases[n].mode == mode {
-			n++
+	// A sandbox per mode (the mode file is the sandbox's), all at once; six
+	// calls at once in all (the watchdog caps each at 512 MiB).
+	var modes []string
+	byMode := map[string][]memCase{}
+	for _, c := range memCases() {
+		if byMode[c.mode] == nil {
+			modes = append(modes, c.mode)
 		}
-		batch := cases[:n]
-		cases = cases[n:]
-		sem := make(chan struct{}, 4)
-		concurrently(t, batch, func(c memCase) string {
-			return fmt.Sprintf("%s/%s/shared=%v", strings.ReplaceAll(c.mode, " ", "_"), c.op, c.shared)
+		byMode[c.mode] = append(byMode[c.mode], c)
+	}
+	sem := make(chan struct{}, 6)
+	concurrently(t, modes, func(mode string) string { return strings.ReplaceAll(mode, " ", "_") }, func(t *testing.T, mode string) {
+		sb := hostileSandbox(t, cli, testenv.BusyboxImage)
+		installHostile(t, cli, sb.ID(), helper, mode)
+		concurrently(t, byMode[mode], func(c memCase) string {
+			return fmt.Sprintf("%s/shared=%v", c.op, c.shared)
 		}, func(t *testing.T, c memCase) {
 			sem <- struct{}{}
 			defer func() { <-sem }()
 			checkMemCase(t, caller, sb.ID(), c)
 		})
-		if len(cases) > 0 {
-			mode = cases[0].mode
-			setHostileMode(t, cli, sb.ID(), mode)
-		}
-	}
+	})
 }
 
 func checkMemCase(t *testing.T, caller, id string, c memCase) {
