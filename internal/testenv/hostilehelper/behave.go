@@ -9,6 +9,7 @@ import (
 	"os"
 	"runtime"
 	"strconv"
+	"strings"
 	"sync"
 	"syscall"
 	"time"
@@ -184,15 +185,16 @@ func (h *helper) answer(id uint32, req proto.Request) error {
 		}()
 		return nil
 	case "flood-entries", "flood-matches", "flood-stats":
-		return result(floodList(h.mode[len("flood-"):]))
+		field := h.mode[len("flood-"):]
+		head, tail := `{"`+field+`":[{}`, `]}`
+		return h.stream(byte(proto.KindResult), id, head, ",{}", tail)
 	case "flood-read":
-		return result(floodString(`{"read":{"Content":"`, `","Encoding":"utf-8"}}`))
+		return h.stream(byte(proto.KindResult), id, `{"read":{"Content":"`, "a", `","Encoding":"utf-8"}}`)
 	case "flood-error":
-		return result(floodString(`{"error":{"code":"internal_error","message":"`, `"}}`))
+		return h.stream(byte(proto.KindResult), id, `{"error":{"code":"internal_error","message":"`, "a", `"}}`)
 	case "flood-stdout":
-		out := bytes.Repeat([]byte("y"), flood)
 		for range 4 {
-			if err := h.frame(byte(proto.KindStdout), id, out); err != nil {
+			if err := h.stream(byte(proto.KindStdout), id, "", "y", ""); err != nil {
 				return err
 			}
 		}
@@ -232,6 +234,14 @@ func (h *helper) answer(id uint32, req proto.Request) error {
 func (h *helper) lieCat(id uint32, req proto.Request) error {
 	total := int64(h.intArg(0, 100)) << 20
 	size := h.intArg(1, chunk)
+	if size >= flood {
+		for sent := int64(0); sent < total; sent += flood {
+			if err := h.stream(byte(proto.KindStdout), id, "", "c", ""); err != nil {
+				return err
+			}
+		}
+		return h.frame(byte(proto.KindResult), id, honest(req))
+	}
 	out := bytes.Repeat([]byte("c"), size)
 	for sent := int64(0); sent < total; sent += int64(size) {
 		if err := h.frame(byte(proto.KindStdout), id, out); err != nil {
@@ -268,34 +278,27 @@ func honest(req proto.Request) []byte {
 	return b
 }
 
-var floods sync.Map // payloads, built once
-
-// floodList is a 64 MiB Result of empty items in field.
-func floodList(field string) []byte {
-	if b, ok := floods.Load(field); ok {
-		return b.([]byte)
+// stream writes a 64 MiB frame: head, unit repeated, tail; in chunks, so
+// that the attack costs the helper little time and memory.
+func (h *helper) stream(kind byte, id uint32, head, unit, tail string) error {
+	n := (flood - len(head) - len(tail)) / len(unit)
+	size := len(head) + n*len(unit) + len(tail)
+	chunk := []byte(strings.Repeat(unit, (64<<10)/len(unit)))
+	per := len(chunk) / len(unit)
+	h.mu.Lock()
+	defer h.mu.Unlock()
+	if _, err := h.out.Write(append(header(kind, id, uint32(size)), head...)); err != nil {
+		return err
 	}
-	head, tail := `{"`+field+`":[`, `]}`
-	n := (flood - len(head) - len(tail) + 1) / 3
-	b := make([]byte, 0, flood)
-	b = append(b, head...)
-	b = append(b, bytes.Repeat([]byte("{},"), n)...)
-	b = append(b[:len(b)-1], tail...)
-	floods.Store(field, b)
-	return b
-}
-
-// floodString is a 64 MiB Result: head, a long string, tail.
-func floodString(head, tail string) []byte {
-	if b, ok := floods.Load(head); ok {
-		return b.([]byte)
+	for n > 0 {
+		k := min(n, per)
+		if _, err := h.out.Write(chunk[:k*len(unit)]); err != nil {
+			return err
+		}
+		n -= k
 	}
-	b := make([]byte, 0, flood)
-	b = append(b, head...)
-	b = append(b, bytes.Repeat([]byte("a"), flood-len(head)-len(tail))...)
-	b = append(b, tail...)
-	floods.Store(head, b)
-	return b
+	_, err := h.out.Write([]byte(tail))
+	return err
 }
 
 // fit is the largest list the library may accept for req's op: fitItems
