@@ -66,7 +66,7 @@ func closeSandbox(sb *sandbox.DockerSandbox) error {
 	case err := <-done:
 		return err
 	case <-timer.C:
-		return fmt.Errorf("sandboxmcp: removing sandbox %s did not finish within %v; if it is left, `sandbox prune` removes it once this process has exited", sb.ID(), sandboxCloseTimeout)
+		return fmt.Errorf("sandboxmcp: removing sandbox %s did not finish within %v; if it is left, `sandbox prune -dead-owners` removes it once this process has exited", sb.ID(), sandboxCloseTimeout)
 	}
 }
 

@@ -8,6 +8,7 @@ import (
 	"os/exec"
 	"path/filepath"
 	"regexp"
+	"strings"
 	"syscall"
 	"testing"
 	"time"
@@ -44,7 +45,7 @@ func TestMCPSignals(t *testing.T) {
 
 	for _, sig := range []syscall.Signal{syscall.SIGINT, syscall.SIGTERM} {
 		t.Run(sig.String(), func(t *testing.T) {
-			cmd := exec.Command(filepath.Join(dir, "sandbox"), "mcp", "-image", testenv.BusyboxImage, "-pull", "never")
+			cmd := exec.Command(filepath.Join(dir, "sandbox"), "mcp", "-image", testenv.BusyboxImage, "-pull", "never", "-label", "dockersandbox-cli-test="+strings.ReplaceAll(t.Name(), "/", "_"))
 			cmd.Env = append(os.Environ(), "PATH="+dir+string(os.PathListSeparator)+os.Getenv("PATH"))
 			stdin, err := cmd.StdinPipe()
 			require.NoError(t, err)
