@@ -252,6 +252,9 @@ func (hc *helperConn) readHello(ctx context.Context, br *bufio.Reader) error {
 	return nil
 }
 
+// execRequestID is the ID of the one request on an exec of its own.
+const execRequestID = 1
+
 // startExec sends the request on an exec of its own.
 func (s *DockerSandbox) startExec(ctx context.Context, req proto.Request, co callOptions) (*helperCall, error) {
 	hc, err := s.attachHelper(ctx, "call", co.user)
@@ -263,14 +266,14 @@ func (s *DockerSandbox) startExec(ctx context.Context, req proto.Request, co cal
 	c.stopCtx = context.AfterFunc(ctx, c.cancel)
 	body, err := json.Marshal(req)
 	if err == nil {
-		err = c.out.WriteFrame(proto.KindRequest, 1, body)
+		err = c.out.WriteFrame(proto.KindRequest, execRequestID, body)
 	}
 	if err != nil {
 		c.stopCtx()
 		return nil, c.fail(err)
 	}
 	if co.stdin != nil {
-		go pumpInput(c.out, 1, c.co.stdin)
+		go pumpInput(c.out, execRequestID, c.co.stdin)
 	}
 	return c, nil
 }
@@ -292,7 +295,13 @@ func (c *helperCall) wait() (*proto.Result, error) {
 			if c.stalled.Load() {
 				err = errHelperSilent
 			}
+			if errors.Is(err, proto.ErrBadFrame) {
+				err = fmt.Errorf("%w: %w", errHelperLied, err)
+			}
 			return nil, c.fail(err)
+		}
+		if f.Kind != proto.KindAlive && f.ID != execRequestID {
+			return nil, c.fail(fmt.Errorf("%w: a %q frame for request %d, not %d", errHelperLied, f.Kind, f.ID, execRequestID))
 		}
 		switch f.Kind {
 		case proto.KindAlive:
@@ -326,7 +335,7 @@ func (c *helperCall) limit(kind proto.Kind, _ uint32) int { return proto.MaxFrom
 // cancel asks the helper to kill the request, and drops the connection if
 // it does not answer in time.
 func (c *helperCall) cancel() {
-	go func() { _ = c.out.WriteFrame(proto.KindCancel, 1, nil) }()
+	go func() { _ = c.out.WriteFrame(proto.KindCancel, execRequestID, nil) }()
 	time.AfterFunc(cancelGrace, c.close)
 }
 
