@@ -172,3 +172,42 @@ func TestExecDirErrors(t *testing.T) {
 	require.Nil(t, res.Error)
 	assert.Equal(t, dir+"\n", out)
 }
+
+// A helper that serves many commands reuses a reaper that nothing was left
+// under, and not one whose command left a process running; the detached
+// processes of a reused reaper's command still die with it.
+func TestReaperReuse(t *testing.T) {
+	idle.Lock()
+	idle.keep = true
+	idle.Unlock()
+	t.Cleanup(func() {
+		idle.Lock()
+		idle.keep = false
+		rs := idle.reapers
+		idle.reapers = nil
+		idle.Unlock()
+		for _, r := range rs {
+			r.close()
+		}
+	})
+	reaperOf := func(cmd string) string {
+		out, res := oneRequest(t, proto.Request{Op: proto.OpExec, Command: cmd + "; echo $PPID", Combined: true, Timeout: 5000})
+		require.Equal(t, 0, res.ExitCode, out)
+		lines := strings.Split(strings.TrimSpace(out), "\n")
+		return lines[len(lines)-1]
+	}
+	first := reaperOf("true")
+	assert.Equal(t, first, reaperOf("true"), "a clean reaper was not reused")
+	marker := 9319101
+	t.Cleanup(func() { killAll(pidsOf(marker)) })
+	assert.Equal(t, first, reaperOf(fmt.Sprintf("(setsid sleep %d &)", marker)))
+	assert.NotEqual(t, first, reaperOf("true"), "a reaper with a process left under it was reused")
+	assert.Len(t, pidsOf(marker), 1)
+
+	markers := []int{9319102, 9319103}
+	t.Cleanup(func() { killAll(pidsOf(markers...)) })
+	cmd := fmt.Sprintf("(setsid sleep %d &); sleep %d", markers[0], markers[1])
+	_, res := oneRequest(t, proto.Request{Op: proto.OpExec, Command: cmd, Combined: true, Timeout: 1500})
+	assert.True(t, res.TimedOut)
+	assert.Empty(t, pidsOf(markers...))
+}

@@ -71,7 +71,6 @@ func runExec(ctx context.Context, req proto.Request, in io.Reader, send func(pro
 		}
 		return &proto.Result{Error: startError(req.Dir, err), ExitCode: 127}
 	}
-	defer r.conn.Close()
 	if inW != nil {
 		go func() {
 			_, _ = io.Copy(inW, in)
@@ -88,32 +87,44 @@ func runExec(ctx context.Context, req proto.Request, in io.Reader, send func(pro
 		}()
 	}
 
-	waited := make(chan error, 1)
-	go func() { waited <- r.cmd.Wait() }()
+	outcomes := make(chan outcome, 1)
+	go func() { outcomes <- r.wait() }()
 	var timeout <-chan time.Time
 	if req.Timeout > 0 {
 		t := time.NewTimer(time.Duration(req.Timeout) * time.Millisecond)
 		defer t.Stop()
 		timeout = t.C
 	}
-	timedOut := false
+	timedOut, killed := false, false
+	var o outcome
 	select {
-	case <-waited:
+	case o = <-outcomes:
 	case <-timeout:
-		timedOut = true
-		killTree(r.cmd.Process.Pid)
-		<-waited
+		timedOut, killed = true, true
 	case <-ctx.Done():
-		killTree(r.cmd.Process.Pid)
-		<-waited
+		killed = true
 	}
-	status, ok := r.status()
-	if !ok {
-		// The reaper died without the shell's status: the command killed
-		// it (it survives every other signal), or it crashed. What the
-		// command started must not outlive it.
+	if killed {
 		killTree(r.cmd.Process.Pid)
-		status = exitCode(r.cmd.ProcessState)
+		o = <-outcomes
+	}
+	status := o.status
+	if o.err != nil {
+		// The reaper died without the shell's status: killed above, or by
+		// the command (it survives every other signal), or it crashed.
+		// What the command started must not outlive it.
+		killTree(r.cmd.Process.Pid)
+	}
+	if killed || o.err != nil {
+		_ = r.cmd.Wait()
+		r.conn.Close()
+		if o.err != nil {
+			status = exitCode(r.cmd.ProcessState)
+		}
+	} else if o.clean {
+		release(r)
+	} else {
+		r.close() // it exits by itself, leaving the command's background
 	}
 	for _, p := range pipes {
 		_ = p.SetReadDeadline(time.Now().Add(drainGrace))

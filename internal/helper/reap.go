@@ -49,14 +49,17 @@ var survived = []os.Signal{
 // subreaper instead of PID 1, so killTree finds them all on timeout or
 // cancel.
 //
-// Reap waits on its socket (fd 3) for one launch, which the helper may send
-// much later (a spare reaper is started ahead of the next command), starts
-// it and answers 0 or the errno of the failure, collects the orphans that
-// exit meanwhile, and once the shell exits, sends its status (128+n when
-// signal n killed it) and exits: the background processes of a command
-// that ended on its own keep running, as they would without a reaper (they
-// go to PID 1). The helper takes a reaper that exits without a status for
-// a command that turned on it, and kills the command's processes.
+// Reap waits on its socket (fd 3) for a launch, starts it and answers 0 or
+// the errno of the failure, collects the orphans that exit meanwhile, and
+// once the shell exits, sends its status (128+n when signal n killed it)
+// and whether it has no child left. Then it waits for the next launch (the
+// helper reuses a reaper that nothing is left under, and keeps one ready
+// ahead of the next command), or, when a process of the command still runs,
+// exits: the background processes of a command that ended on its own keep
+// running, as they would without a reaper (they go to PID 1). It exits
+// when the helper closes the socket. The helper takes a reaper that exits
+// without a status for a command that turned on it, and kills the
+// command's processes.
 func Reap() int {
 	runtime.GOMAXPROCS(1)
 	// Threads in reserve, as the helper keeps: a fork bomb must not
@@ -67,10 +70,27 @@ func Reap() int {
 	if _, _, errno := syscall.RawSyscall(syscall.SYS_PRCTL, prSetChildSubreaper, 1, 0); errno != 0 {
 		return 127
 	}
-	l, stdio, err := receiveLaunch(reapFD)
-	if err != nil {
-		return 0 // the helper went away before it needed this reaper
+	for {
+		l, stdio, err := receiveLaunch(reapFD)
+		if err != nil {
+			return 0 // the helper is done with this reaper
+		}
+		status, clean, started := reapOne(l, stdio)
+		if !started {
+			continue // the helper has the errno
+		}
+		if clean {
+			sendUint32(reapFD, uint32(status), 1)
+			continue
+		}
+		sendUint32(reapFD, uint32(status), 0)
+		return status
 	}
+}
+
+// reapOne runs one launch and answers the helper; it returns the shell's
+// status, whether no child is left, and whether the shell started.
+func reapOne(l launch, stdio []uintptr) (status int, clean, started bool) {
 	pid, err := syscall.ForkExec(l.Argv[0], l.Argv, &syscall.ProcAttr{Dir: l.Dir, Env: l.Env, Files: stdio})
 	for _, fd := range stdio {
 		_ = syscall.Close(int(fd))
@@ -78,10 +98,10 @@ func Reap() int {
 	if err != nil {
 		errno, _ := err.(syscall.Errno)
 		sendUint32(reapFD, uint32(max(errno, 1)))
-		return 127
+		return 127, true, false
 	}
 	sendUint32(reapFD, 0)
-	status := 127
+	status = 127
 	for {
 		var ws syscall.WaitStatus
 		p, err := syscall.Wait4(-1, &ws, 0, nil)
@@ -89,7 +109,7 @@ func Reap() int {
 			continue
 		}
 		if err != nil { // ECHILD: cannot be, the shell is a child until reaped
-			break
+			return status, false, true
 		}
 		if p == pid {
 			status = ws.ExitStatus()
@@ -99,8 +119,17 @@ func Reap() int {
 			break
 		}
 	}
-	sendUint32(reapFD, uint32(status))
-	return status
+	for { // collect what has exited; ECHILD says nothing is left
+		var ws syscall.WaitStatus
+		p, err := syscall.Wait4(-1, &ws, syscall.WNOHANG, nil)
+		switch {
+		case err == syscall.EINTR:
+		case err == syscall.ECHILD:
+			return status, true, true
+		case err != nil || p == 0:
+			return status, false, true
+		}
+	}
 }
 
 // receiveLaunch reads a launch and the three files that come with it from
@@ -155,9 +184,12 @@ func readFull(fd int, b []byte) error {
 	return nil
 }
 
-// sendUint32 writes v to the socket fd, ignoring failures: a helper that
-// went away reads nothing.
-func sendUint32(fd int, v uint32) {
-	b := binary.BigEndian.AppendUint32(nil, v)
+// sendUint32 writes vs to the socket fd in one write, ignoring failures: a
+// helper that went away reads nothing.
+func sendUint32(fd int, vs ...uint32) {
+	var b []byte
+	for _, v := range vs {
+		b = binary.BigEndian.AppendUint32(b, v)
+	}
 	_, _ = syscall.Write(fd, b)
 }

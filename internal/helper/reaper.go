@@ -108,20 +108,38 @@ func (r *reaper) failed(ctx context.Context, err error) error {
 	return fmt.Errorf("the command's reaper failed: %w", err)
 }
 
-// discard kills a reaper that did not take its command (or may have taken
-// it without saying so: with what it started), and collects it.
+// discard kills a reaper that failed (with what it may have started
+// without saying so), and collects it.
 func (r *reaper) discard() {
 	killTree(r.cmd.Process.Pid)
 	_ = r.cmd.Wait()
 	r.conn.Close()
 }
 
-// status reads the shell's status that the reaper sends before it exits:
-// false when it died without one (it was killed, or crashed).
-func (r *reaper) status() (int, bool) {
-	_ = r.conn.SetReadDeadline(time.Now().Add(time.Second))
-	v, err := r.readUint32()
-	return int(v), err == nil
+// outcome is what a reaper says when its shell exits: the status, and
+// whether nothing of the command is left (the reaper is then reusable);
+// err when it died without saying (it was killed, or crashed).
+type outcome struct {
+	status int
+	clean  bool
+	err    error
+}
+
+// wait waits for the reaper's outcome (no deadline: the command runs as
+// long as it runs; a kill of the reaper ends the wait).
+func (r *reaper) wait() outcome {
+	status, err := r.readUint32()
+	if err != nil {
+		return outcome{err: err}
+	}
+	clean, err := r.readUint32()
+	return outcome{status: int(status), clean: clean == 1, err: err}
+}
+
+// close ends a reaper that is not needed: it exits when its socket closes.
+func (r *reaper) close() {
+	r.conn.Close()
+	go func() { _ = r.cmd.Wait() }()
 }
 
 func (r *reaper) readUint32() (uint32, error) {
@@ -132,63 +150,80 @@ func (r *reaper) readUint32() (uint32, error) {
 	return binary.BigEndian.Uint32(b), nil
 }
 
-// spare is the reaper started ahead of the next command, when the helper
-// serves several (KeepSpareReaper): a command then costs no process start
-// of its own.
-var spare struct {
+// idle holds the reapers that wait for a command: one a command left
+// nothing under, or one started ahead (KeepSpareReaper), so that a command
+// usually costs no process start of its own.
+var idle struct {
 	sync.Mutex
-	keep     bool
-	r        *reaper
+	keep     bool // keep reapers for later commands (a helper that serves many)
+	reapers  []*reaper
 	starting bool
 }
 
-// KeepSpareReaper makes the helper keep a reaper started ahead of the next
-// command, for a helper that serves many.
-func KeepSpareReaper() {
-	spare.Lock()
-	spare.keep = true
-	spare.Unlock()
-	refillSpare()
-}
+// maxIdle bounds the idle reapers a helper keeps (each is a process).
+const maxIdle = 2
 
-// refillSpare starts a spare reaper in the background if one is wanted
-// and none exists or is starting.
-func refillSpare() {
-	spare.Lock()
-	defer spare.Unlock()
-	if !spare.keep || spare.r != nil || spare.starting {
-		return
-	}
-	spare.starting = true
+// KeepSpareReaper makes the helper keep reapers for later commands, and
+// one started ahead of the first: for a helper that serves many.
+func KeepSpareReaper() {
+	idle.Lock()
+	idle.keep = true
+	idle.starting = true
+	idle.Unlock()
 	go func() {
 		r, err := startReaper()
-		spare.Lock()
-		spare.starting = false
+		idle.Lock()
+		idle.starting = false
+		idle.Unlock()
 		if err == nil {
-			spare.r = r
+			release(r)
 		}
-		spare.Unlock()
 	}()
 }
 
-// runReaped has a reaper run l: the spare one if it exists and is not
-// stopped, else one started now (also when the spare fails). It returns
+// release keeps r for a later command if wanted, else ends it.
+func release(r *reaper) {
+	idle.Lock()
+	if idle.keep && len(idle.reapers) < maxIdle {
+		idle.reapers = append(idle.reapers, r)
+		r = nil
+	}
+	idle.Unlock()
+	if r != nil {
+		r.close()
+	}
+}
+
+// takeIdle returns an idle reaper, or nil.
+func takeIdle() *reaper {
+	idle.Lock()
+	defer idle.Unlock()
+	n := len(idle.reapers)
+	if n == 0 {
+		return nil
+	}
+	r := idle.reapers[n-1]
+	idle.reapers = idle.reapers[:n-1]
+	return r
+}
+
+// runReaped has a reaper run l: an idle one if it is neither stopped nor
+// gone, else one started now (also when the idle one fails). It returns
 // the reaper, running the command, or why the command did not start (a
 // syscall.Errno when the shell could not be started).
 func runReaped(ctx context.Context, l launch, stdio [3]*os.File) (*reaper, error) {
-	spare.Lock()
-	r := spare.r
-	spare.r = nil
-	spare.Unlock()
-	refillSpare()
-	if r != nil {
+	for r := takeIdle(); r != nil; r = takeIdle() {
 		if st, ok := readStat(r.cmd.Process.Pid); ok && st.state != 'T' && st.state != 't' && !st.dead() {
 			err := r.launch(ctx, l, stdio)
 			if err == nil {
 				return r, nil
 			}
 			var errno syscall.Errno
-			if errors.As(err, &errno) || ctx.Err() != nil {
+			if errors.As(err, &errno) {
+				release(r) // the reaper is fine, the command is not
+				return nil, err
+			}
+			if ctx.Err() != nil {
 				r.discard()
 				return nil, err
 			}
@@ -200,7 +235,12 @@ func runReaped(ctx context.Context, l launch, stdio [3]*os.File) (*reaper, error
 		return nil, err
 	}
 	if err := r.launch(ctx, l, stdio); err != nil {
-		r.discard()
+		var errno syscall.Errno
+		if errors.As(err, &errno) {
+			release(r)
+		} else {
+			r.discard()
+		}
 		return nil, err
 	}
 	return r, nil
