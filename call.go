@@ -106,7 +106,7 @@ func (s *DockerSandbox) call(ctx context.Context, req proto.Request, co callOpti
 	if context.Cause(ctx) == errOpBound {
 		err = errOpBound
 	}
-	return nil, s.goneOr(err)
+	return nil, s.goneOr(ctx, err)
 }
 
 // start sends a request: on the shared channel when allowed and working,

@@ -38,62 +38,68 @@ type channel struct {
 }
 
 // channel returns the sandbox's shared channel, opening it when needed, or
-// nil when it cannot be had now, with the error of the opening that failed
-// if this call made it. No lock is held while the channel opens: callers
-// that need it meanwhile wait for it within their own context.
+// nil when it cannot be had now, with the error of the opening that just
+// failed, if any. The channel opens in the background, bounded by the
+// helper handshake, not by the caller's context: callers wait for it
+// within their own, and no lock is held meanwhile.
 func (s *DockerSandbox) channel(ctx context.Context) (*channel, error) {
 	s.chMu.Lock()
-	for {
-		if ch := s.ch; ch != nil && !ch.broken() {
-			s.chMu.Unlock()
-			if ch.suspect() {
-				return nil, nil // requests use their own execs until it answers
-			}
-			return ch, nil
-		}
-		if time.Now().Before(s.chRetryAt) || s.closed.Load() {
-			s.chMu.Unlock()
-			return nil, nil
-		}
-		opening := s.chOpening
-		if opening == nil {
-			break
-		}
+	if ch := s.ch; ch != nil && !ch.broken() {
 		s.chMu.Unlock()
-		select {
-		case <-opening:
-		case <-ctx.Done():
-			return nil, nil
+		if ch.suspect() {
+			return nil, nil // requests use their own execs until it answers
 		}
-		s.chMu.Lock()
+		return ch, nil
 	}
-	opening := make(chan struct{})
-	s.chOpening = opening
+	if time.Now().Before(s.chRetryAt) || s.closed.Load() {
+		s.chMu.Unlock()
+		return nil, nil
+	}
+	op := s.chOpening
+	if op == nil {
+		op = &opening{done: make(chan struct{})}
+		s.chOpening = op
+		go s.open(op)
+	}
 	s.chMu.Unlock()
+	select {
+	case <-op.done:
+		return op.ch, op.err
+	case <-ctx.Done():
+		return nil, nil
+	}
+}
 
-	hc, err := s.attachHelper(ctx, "serve", "")
+// opening is the shared channel being opened.
+type opening struct {
+	done chan struct{} // closed when ch or err is set
+	ch   *channel
+	err  error
+}
 
+// open opens the shared channel for op.
+func (s *DockerSandbox) open(op *opening) {
+	hc, err := s.attachHelper(context.Background(), "serve", "")
 	s.chMu.Lock()
 	defer s.chMu.Unlock()
+	defer close(op.done)
 	s.chOpening = nil
-	close(opening)
-	if err != nil {
-		if ctx.Err() == nil {
-			s.chRetryAt = time.Now().Add(channelRetry)
-		}
-		return nil, err
+	switch {
+	case err != nil:
+		s.chRetryAt = time.Now().Add(channelRetry)
+		op.err = err
+		return
+	case s.closed.Load(): // Close ran meanwhile and found no channel
+		hc.close()
+		op.err = ErrClosed
+		return
 	}
 	ch := &channel{s: s, hc: hc, pending: map[uint32]*chanCall{}, done: make(chan struct{}), reaped: make(chan struct{})}
 	// A helper that stops reading would block every writer.
 	hc.out.Watch(stallTimeout, func() { ch.breakWith(errChannelStalled) })
-	s.ch = ch
-	if s.closed.Load() { // Close ran meanwhile and found no channel
-		ch.breakWith(ErrClosed)
-		return nil, ErrClosed
-	}
+	s.ch, op.ch = ch, ch
 	go ch.readLoop()
 	go ch.watch()
-	return ch, nil
 }
 
 // closeChannel drops the shared channel, if any.

@@ -161,7 +161,7 @@ func (c *Cmd) Wait() error {
 		res, err = &proto.Result{ExitCode: proto.TimeoutExitCode, TimedOut: true}, nil
 	}
 	c.stopCall()
-	err = c.s.goneOr(err)
+	err = c.s.goneOr(c.ctx, err)
 	if res != nil {
 		c.ProcessState = &ProcessState{exitCode: res.ExitCode, timedOut: res.TimedOut, oomKilled: res.OOMKilled}
 	}

@@ -82,16 +82,20 @@ func noSuchContainer(err error) bool {
 const goneSettle = time.Second
 
 // goneOr returns ErrGone when err is a helper failure and the container is
-// not running any more (killed or removed from outside); else err.
-func (s *DockerSandbox) goneOr(err error) error {
+// not running any more (killed or removed from outside); else err. It looks
+// within ctx, the call's.
+func (s *DockerSandbox) goneOr(ctx context.Context, err error) error {
 	if err == nil || !errors.Is(err, ErrHelper) || errors.Is(err, ErrProtocolVersion) {
 		return err
 	}
 	if s.closed.Load() {
 		return ErrClosed
 	}
+	if ctx.Err() != nil { // the call's time is up: no looking
+		return err
+	}
 	// Bounded: the daemon itself may be what does not answer.
-	ctx, cancel := context.WithTimeout(context.Background(), 2*goneSettle)
+	ctx, cancel := context.WithTimeout(ctx, 2*goneSettle)
 	defer cancel()
 	// The helper's connection may break (the container is ending) before
 	// the daemon records the exit: a running container is looked at again,
@@ -103,7 +107,7 @@ func (s *DockerSandbox) goneOr(err error) error {
 			return fmt.Errorf("sandbox %s: %w: the container was removed (%v)", s.ID(), ErrGone, err)
 		case ierr == nil && info.Container.State != nil && !info.Container.State.Running:
 			return fmt.Errorf("sandbox %s: %w: the container exited with status %d (%v)", s.ID(), ErrGone, info.Container.State.ExitCode, err)
-		case client.IsErrConnectionFailed(ierr):
+		case client.IsErrConnectionFailed(ierr) && ctx.Err() == nil:
 			return fmt.Errorf("%w (%w: %v)", err, ErrDaemonUnreachable, ierr)
 		case ierr != nil || time.Now().After(deadline):
 			return err

@@ -37,9 +37,11 @@ import (
 //
 //   - a call with a context deadline returns by the deadline + 1 s
 //     (asserted with hostileSlack more), with an error;
-//   - a call without one returns within noDeadlineBound (the helper
-//     handshake, 10 s; a helper silent after a request, 10 s on an exec of
-//     its own, 5+5 s on the shared channel);
+//   - a call without one returns within noDeadlineBound, a request other
+//     than exec (the library gives it 20 s), or noDeadlineExec, an Execute
+//     (the helper handshake, 30 s; a helper silent after a request: 10 s
+//     on an exec of its own, 5+5 s on the shared channel, then up to 6 s to
+//     kill its commands through another helper);
 //   - Close returns within closeBound and the container is gone;
 //   - another sandbox of the same process answers within otherBound;
 //   - one call costs the host at most hostileMemoryBound of resident memory
@@ -48,7 +50,8 @@ import (
 const (
 	hostileDeadline  = 3 * time.Second  // the context deadline of the calls that have one
 	hostileSlack     = 3 * time.Second  // over the promised deadline + 1 s
-	noDeadlineBound  = 25 * time.Second // a call without a deadline
+	noDeadlineBound  = 25 * time.Second // a call without a deadline, not exec
+	noDeadlineExec   = 40 * time.Second // an Execute without a deadline
 	closeBound       = 35 * time.Second
 	otherBound       = 2 * time.Second  // a call on a healthy sandbox meanwhile
 	overdue          = 15 * time.Second // how long past its bound a call is waited for
@@ -322,7 +325,7 @@ func boundedCalls(t *testing.T, sb *sandbox.DockerSandbox, failing, endless bool
 		_, err := sb.Execute(ctx, "echo hostile", sandbox.ExecTimeout(0))
 		return err
 	}
-	execBound, execName, run := noDeadlineBound, "Execute without a deadline", func() error { return execute(context.Background()) }
+	execBound, execName, run := noDeadlineExec, "Execute without a deadline", func() error { return execute(context.Background()) }
 	if endless {
 		execBound, execName, run = deadlineBound, "Execute with a deadline", withDeadline(execute)
 	}

@@ -62,17 +62,30 @@ var (
 // await waits for p's result. When none came (the helper died, stopped, or
 // did not confirm a cancel), the commands of p's helper may still run: p
 // makes sure they do not, before await returns, unless the caller's
-// context ended: the call then returns at once and they are killed in the
-// background (within killTimeout, or stallTimeout for the shared channel).
+// context ends first: the call then returns at once and they are killed in
+// the background (within killTimeout, or stallTimeout for the shared
+// channel).
 // A request other than exec starts no command: its helper is dealt with in
 // the background.
 func (s *DockerSandbox) await(p pending) (*proto.Result, error) {
 	res, err := p.wait()
 	if res == nil && err != nil {
-		if ctx := p.context(); p.operation() != proto.OpExec || ctx.Err() != nil && !errors.Is(context.Cause(ctx), ErrHelper) {
+		ctx := p.context()
+		if p.operation() != proto.OpExec || ctx.Err() != nil && !errors.Is(context.Cause(ctx), ErrHelper) {
 			go p.lost()
 		} else {
-			p.lost()
+			lost := make(chan struct{})
+			go func() {
+				p.lost()
+				close(lost)
+			}()
+			select {
+			case <-lost:
+			case <-ctx.Done():
+				if ctx.Err() != nil && errors.Is(context.Cause(ctx), ErrHelper) {
+					<-lost // ended by the library's own bound: within killTimeout
+				} // else the caller's deadline comes first
+			}
 		}
 	}
 	return res, err

@@ -30,8 +30,8 @@ type DockerSandbox struct {
 	podman bool // the engine is Podman (see isPodman)
 
 	chMu      sync.Mutex
-	ch        *channel      // the shared channel to the helper, opened on first use
-	chOpening chan struct{} // closed when the channel being opened is, or is not
+	ch        *channel // the shared channel to the helper, opened on first use
+	chOpening *opening // the channel being opened, if any
 	chRetryAt time.Time
 }
 
