@@ -151,7 +151,7 @@ func FuzzWireString(f *testing.F) {
 		f.Add(n, "/workspace/"+n)
 	}
 	f.Add(`{"Path":"a\u00e9\ud800\udc00","Line":1}`, `{"b64":"/w=="}`)
-	f.Add("x", `"a\ud800\u0041\udfff\ud83d\ude00\/\b\f\"\\ÿí "`)
+	f.Add("x", `"a\ud800\u0041\udfff\ud83d\ude00\/\b\f\"\\`+"\u00ff\u00ed\u00a0\u0080"+`"`)
 	f.Add(`{"Path":{"b64":"eP8="},"IsDir":true,"Size":-1,"ModTime":null,"Mode":4294967295}`, `"\`)
 	f.Fuzz(func(t *testing.T, a, b string) {
 		raw, err := json.Marshal(fsops.RawString(a))
