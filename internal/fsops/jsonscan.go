@@ -164,6 +164,38 @@ func valueEnd(data []byte, i int) (int, error) {
 	return j, nil
 }
 
+// CountArray returns the number of elements of the JSON array data (0 for
+// null), without decoding them.
+func CountArray(data []byte) (int, error) {
+	i := skipSpace(data, 0)
+	if bytes.HasPrefix(data[i:], []byte("null")) {
+		return 0, trailing(data, i+len("null"))
+	}
+	if i >= len(data) || data[i] != '[' {
+		return 0, errJSON
+	}
+	if i = skipSpace(data, i+1); i < len(data) && data[i] == ']' {
+		return 0, trailing(data, i+1)
+	}
+	for n := 1; ; n++ {
+		end, err := valueEnd(data, i)
+		if err != nil {
+			return 0, err
+		}
+		if i = skipSpace(data, end); i >= len(data) {
+			return 0, errJSON
+		}
+		switch data[i] {
+		case ',':
+			i = skipSpace(data, i+1)
+		case ']':
+			return n, trailing(data, i+1)
+		default:
+			return 0, errJSON
+		}
+	}
+}
+
 // eachField calls f with each key and raw value of the JSON object data.
 // null stands for no fields.
 func eachField(data []byte, f func(key, val []byte) error) error {

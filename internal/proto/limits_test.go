@@ -91,7 +91,7 @@ func FuzzListCount(f *testing.F) {
 		if json.Unmarshal([]byte(s), &want) != nil {
 			return
 		}
-		n, err := countElements([]byte(s))
+		n, err := fsops.CountArray([]byte(s))
 		require.NoError(t, err)
 		assert.Equal(t, len(want), n, s)
 	})
