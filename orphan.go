@@ -110,20 +110,10 @@ func (s *DockerSandbox) killSession(session int, user string) {
 // proto.AliveInterval, so it has been stopped. (Time spent delivering
 // output to a slow writer does not count.)
 func (c *helperCall) watch(stop <-chan struct{}) {
-	t := time.NewTicker(proto.AliveInterval)
-	defer t.Stop()
-	for {
-		select {
-		case <-stop:
-			return
-		case <-t.C:
-			if since := c.readingSince.Load(); since != 0 && time.Since(time.Unix(0, since)) > silenceLimit {
-				c.stalled.Store(true)
-				c.close()
-				return
-			}
-		}
-	}
+	watchSilence(stop, &c.readingSince, silenceLimit, func() {
+		c.stalled.Store(true)
+		c.close()
+	})
 }
 
 // lost makes sure the request's command is dead: its helper serves it

@@ -6,6 +6,8 @@ import (
 	"io"
 	"sync/atomic"
 	"time"
+
+	"github.com/dockersandbox/sandbox/internal/proto"
 )
 
 // archiveStall is how long a stream of Docker's archive API (an upload or
@@ -29,24 +31,27 @@ func watchProgress(ctx context.Context) (context.Context, *progress, func()) {
 	p := &progress{}
 	p.touch()
 	done := make(chan struct{})
-	go func() {
-		t := time.NewTicker(time.Second)
-		defer t.Stop()
-		for {
-			select {
-			case <-done:
+	go watchSilence(done, &p.last, archiveStall, func() { cancel(errArchiveStalled) })
+	return ctx, p, func() { close(done); cancel(nil) }
+}
+
+// watchSilence calls silent, once, when the time in last (unix
+// nanoseconds; 0 while nothing is awaited) is more than limit ago. It looks
+// every proto.AliveInterval until stop is closed.
+func watchSilence(stop <-chan struct{}, last *atomic.Int64, limit time.Duration, silent func()) {
+	t := time.NewTicker(proto.AliveInterval)
+	defer t.Stop()
+	for {
+		select {
+		case <-stop:
+			return
+		case <-t.C:
+			if since := last.Load(); since != 0 && time.Since(time.Unix(0, since)) > limit {
+				silent()
 				return
-			case <-ctx.Done():
-				return
-			case <-t.C:
-				if time.Since(time.Unix(0, p.last.Load())) > archiveStall {
-					cancel(errArchiveStalled)
-					return
-				}
 			}
 		}
-	}()
-	return ctx, p, func() { close(done); cancel(nil) }
+	}
 }
 
 func (p *progress) touch() { p.last.Store(time.Now().UnixNano()) }
