@@ -49,7 +49,7 @@ import (
 
 const (
 	hostileDeadline  = 3 * time.Second  // the context deadline of the calls that have one
-	hostileSlack     = 3 * time.Second  // over the promised deadline + 1 s
+	hostileSlack     = 5 * time.Second  // over the promised deadline + 1 s: scheduling on 2 loaded cores, Podman
 	noDeadlineBound  = 25 * time.Second // a call without a deadline, not exec
 	noDeadlineExec   = 40 * time.Second // an Execute without a deadline
 	closeBound       = 35 * time.Second
