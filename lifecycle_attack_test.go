@@ -145,7 +145,9 @@ func TestCrashInsideNew(t *testing.T) {
 		// On a private daemon: on the shared one, any New (of another
 		// test, or of another test run) may sweep it first.
 		d := startPrivateDaemon(t)
-		cmd, id := startCrashChild(t, "new", "DOCKER_HOST="+d.host)
+		// The private daemon speaks plain HTTP on a unix socket: no TLS
+		// settings of the engine under test (CI runs the suite over TLS too).
+		cmd, id := startCrashChild(t, "new", "DOCKER_HOST="+d.host, "DOCKER_TLS_VERIFY=", "DOCKER_CERT_PATH=")
 		killChild(t, cmd)
 		require.Equal(t, container.StateCreated, state(t, d.cli, id))
 		removed, err := sandbox.Prune(testCtx(t), sandbox.PruneDeadOwners(), sandbox.PruneClient(d.cli))
