@@ -3,7 +3,6 @@
 package sandbox_test
 
 import (
-	"archive/tar"
 	"bytes"
 	"context"
 	"encoding/json"
@@ -12,8 +11,6 @@ import (
 	"os"
 	"os/exec"
 	"path"
-	"path/filepath"
-	"runtime"
 	"strings"
 	"sync"
 	"syscall"
@@ -64,65 +61,16 @@ const (
 // hostileLong turns on the slow variants (every image, every operation).
 var hostileLong = os.Getenv("DOCKERSANDBOX_TEST_LONG") == "1"
 
-// buildTool builds pkg, a main package of this module, for the host (the
-// test images' architecture), statically and without the race detector,
-// into a directory of t's.
-func buildTool(t *testing.T, pkg string) string {
-	t.Helper()
-	out := filepath.Join(t.TempDir(), path.Base(pkg))
-	cmd := exec.Command("go", "build", "-trimpath", "-o", out, "./"+pkg)
-	cmd.Env = append(os.Environ(), "CGO_ENABLED=0", "GOOS=linux", "GOARCH="+runtime.GOARCH, "GOFLAGS=")
-	b, err := cmd.CombinedOutput()
-	require.NoError(t, err, "go build %s: %s", pkg, b)
-	return out
-}
-
-// tarFile is one file of copyFiles.
-type tarFile struct {
-	name    string
-	content []byte
-	mode    int64
-}
-
-// copyFiles puts files into dir of container id through the Engine API
-// (not through the helper, which may be hostile), owned by root.
-func copyFiles(t *testing.T, cli *client.Client, id, dir string, files ...tarFile) {
-	t.Helper()
-	var buf bytes.Buffer
-	tw := tar.NewWriter(&buf)
-	for _, f := range files {
-		require.NoError(t, tw.WriteHeader(&tar.Header{Typeflag: tar.TypeReg, Name: f.name, Size: int64(len(f.content)), Mode: f.mode, ModTime: time.Now()}))
-		_, err := tw.Write(f.content)
-		require.NoError(t, err)
-	}
-	require.NoError(t, tw.Close())
-	ctx, cancel := context.WithTimeout(context.Background(), time.Minute)
-	defer cancel()
-	_, err := cli.CopyToContainer(ctx, id, client.CopyToContainerOptions{DestinationPath: dir, Content: &buf})
-	require.NoError(t, err, "copy into %s", dir)
-}
-
-// engineExec runs cmd in container id as user through the Engine API and
-// requires exit status 0. detach starts it and returns at once.
-func engineExec(t *testing.T, cli *client.Client, id, user string, detach bool, cmd ...string) {
+// startDetached starts cmd in container id as user through the Engine API
+// and returns at once.
+func startDetached(t *testing.T, cli *client.Client, id, user string, cmd ...string) {
 	t.Helper()
 	ctx, cancel := context.WithTimeout(context.Background(), time.Minute)
 	defer cancel()
-	ex, err := cli.ExecCreate(ctx, id, client.ExecCreateOptions{User: user, AttachStdout: !detach, AttachStderr: !detach, Cmd: cmd})
+	ex, err := cli.ExecCreate(ctx, id, client.ExecCreateOptions{User: user, Cmd: cmd})
 	require.NoError(t, err)
-	if detach {
-		_, err = cli.ExecStart(ctx, ex.ID, client.ExecStartOptions{Detach: true})
-		require.NoError(t, err)
-		return
-	}
-	att, err := cli.ExecAttach(ctx, ex.ID, client.ExecAttachOptions{})
+	_, err = cli.ExecStart(ctx, ex.ID, client.ExecStartOptions{Detach: true})
 	require.NoError(t, err)
-	var out bytes.Buffer
-	_, _ = out.ReadFrom(att.Reader)
-	att.Close()
-	info, err := cli.ExecInspect(ctx, ex.ID, client.ExecInspectOptions{})
-	require.NoError(t, err)
-	require.Equal(t, 0, info.ExitCode, "%v: %q", cmd, out.String())
 }
 
 // installHostile replaces the sandbox's helper with the hostile one, in
@@ -132,10 +80,10 @@ func engineExec(t *testing.T, cli *client.Client, id, user string, detach bool, 
 // channel opens.
 func installHostile(t *testing.T, cli *client.Client, id string, helper []byte, mode string) {
 	t.Helper()
-	copyFiles(t, cli, id, hostileHelperDir,
-		tarFile{"hostile-new", helper, 0o755},
-		tarFile{path.Base(hostileModeFile), []byte(mode), 0o644})
-	engineExec(t, cli, id, "0", false, "mv", hostileHelperDir+"/hostile-new", hostileHelperDir+"/sandbox-helper")
+	testenv.CopyFiles(t, cli, id, hostileHelperDir,
+		testenv.File{Name: "hostile-new", Content: helper, Mode: 0o755},
+		testenv.File{Name: path.Base(hostileModeFile), Content: []byte(mode), Mode: 0o644})
+	testenv.Exec(t, cli, id, "0", "mv", hostileHelperDir+"/hostile-new", hostileHelperDir+"/sandbox-helper")
 }
 
 // hostileSandbox creates a sandbox on image whose Close the test bounds:
@@ -289,7 +237,7 @@ type hangCase struct {
 func TestHostileHelperBounds(t *testing.T) {
 	t.Parallel()
 	cli := testenv.Client(t)
-	helper, err := os.ReadFile(buildTool(t, "internal/testenv/hostilehelper"))
+	helper, err := os.ReadFile(testenv.BuildTool(t, ".", "internal/testenv/hostilehelper"))
 	require.NoError(t, err)
 	imgs, modes := []string{testenv.BusyboxImage}, hangModes
 	if hostileLong {
@@ -370,7 +318,7 @@ func boundedCalls(t *testing.T, sb *sandbox.DockerSandbox, failing, endless bool
 func TestHostileHelperIsolation(t *testing.T) {
 	t.Parallel()
 	cli := testenv.Client(t)
-	helper, err := os.ReadFile(buildTool(t, "internal/testenv/hostilehelper"))
+	helper, err := os.ReadFile(testenv.BuildTool(t, ".", "internal/testenv/hostilehelper"))
 	require.NoError(t, err)
 	healthy := newSandbox(t, testenv.BusyboxImage)
 	require.NoError(t, healthy.Write(testCtx(t), "warm.txt", []byte("warm"))) // its channel is open
@@ -440,7 +388,7 @@ func TestHostileHelperIsolation(t *testing.T) {
 func TestHostileStopper(t *testing.T) {
 	t.Parallel()
 	cli := testenv.Client(t)
-	stopper, err := os.ReadFile(buildTool(t, "internal/testenv/hostilehelper"))
+	stopper, err := os.ReadFile(testenv.BuildTool(t, ".", "internal/testenv/hostilehelper"))
 	require.NoError(t, err)
 	type stopCase struct {
 		image  string
@@ -458,9 +406,9 @@ func TestHostileStopper(t *testing.T) {
 		sb := hostileSandbox(t, cli, c.image, sandbox.WithSharedChannel(c.shared))
 		ctx := testCtx(t)
 		require.NoError(t, sb.Write(ctx, "/tmp/before.txt", []byte("before")))
-		copyFiles(t, cli, sb.ID(), "/tmp", tarFile{"hostile-stopper", stopper, 0o755})
+		testenv.CopyFiles(t, cli, sb.ID(), "/tmp", testenv.File{Name: "hostile-stopper", Content: stopper, Mode: 0o755})
 		// As the sandbox's user, as a command of the agent's would.
-		engineExec(t, cli, sb.ID(), "", true, "/tmp/hostile-stopper", "stopper")
+		startDetached(t, cli, sb.ID(), "", "/tmp/hostile-stopper", "stopper")
 		time.Sleep(200 * time.Millisecond) // let it stop the shared channel's helper
 		boundedCalls(t, sb, true, false)
 	})
@@ -545,9 +493,9 @@ func memCases() []memCase {
 func TestHostileHelperMemory(t *testing.T) {
 	t.Parallel()
 	cli := testenv.Client(t)
-	helper, err := os.ReadFile(buildTool(t, "internal/testenv/hostilehelper"))
+	helper, err := os.ReadFile(testenv.BuildTool(t, ".", "internal/testenv/hostilehelper"))
 	require.NoError(t, err)
-	caller := buildTool(t, "internal/testenv/hostilecall")
+	caller := testenv.BuildTool(t, ".", "internal/testenv/hostilecall")
 	// A sandbox per mode (the mode file is the sandbox's), all at once; six
 	// calls at once in all (the watchdog caps each at 512 MiB).
 	var modes []string

@@ -3,7 +3,6 @@ package sandboxmcp_test
 import (
 	"bufio"
 	"bytes"
-	"context"
 	"io"
 	"os/exec"
 	"regexp"
@@ -12,7 +11,6 @@ import (
 	"time"
 
 	"github.com/dockersandbox/sandbox/internal/testenv"
-	"github.com/moby/moby/client"
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
 )
@@ -116,20 +114,6 @@ func (s *rawServer) waitExit(bound time.Duration) (int, time.Duration) {
 	return s.cmd.ProcessState.ExitCode(), time.Since(start)
 }
 
-// sandboxExists reports whether a container of the library
-// (com.dockersandbox.sandbox) with that ID exists, in any state.
-func sandboxExists(t *testing.T, id string) bool {
-	t.Helper()
-	ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
-	defer cancel()
-	res, err := testenv.Client(t).ContainerList(ctx, client.ContainerListOptions{
-		All:     true,
-		Filters: make(client.Filters).Add("label", testenv.LabelSandbox).Add("id", id),
-	})
-	require.NoError(t, err)
-	return len(res.Items) > 0
-}
-
 // exitBound is how long the server may take to exit once its way out is
 // triggered: removing a sandbox takes about a second; slack for a busy
 // machine.
@@ -162,12 +146,12 @@ func TestStdioExitPaths(t *testing.T) {
 			removeLeftovers(t, label)
 			s := startRaw(t, bin, commandArgs(label)...)
 			id := s.sandboxID()
-			require.True(t, sandboxExists(t, id))
+			require.True(t, testenv.SandboxExists(t, id))
 			tt.trigger(s)
 			code, took := s.waitExit(exitBound)
 			t.Logf("exited with status %d %v after the trigger", code, took.Round(time.Millisecond))
 			assert.Equal(t, 0, code, "log:\n%s", s.log)
-			assert.False(t, sandboxExists(t, id), "the sandbox is removed")
+			assert.False(t, testenv.SandboxExists(t, id), "the sandbox is removed")
 			assert.Contains(t, s.log.String(), tt.reason)
 		})
 	}
@@ -185,13 +169,13 @@ func TestStdioStderrClosed(t *testing.T) {
 	require.Eventually(t, func() bool { return bytes.Contains([]byte(s.log.String()), []byte("sandbox created")) }, 30*time.Second, 50*time.Millisecond)
 	s.stderr.Close()
 	id := s.sandboxID() // logged by the SDK: a write to the broken stderr
-	require.True(t, sandboxExists(t, id))
+	require.True(t, testenv.SandboxExists(t, id))
 	s.send(`{"jsonrpc":"2.0","id":3,"method":"tools/call","params":{"name":"execute","arguments":{"command":"echo still here"}}}`)
 	assert.Contains(t, s.next(), `still here`)
 	s.stdin.Close()
 	code, _ := s.waitExit(exitBound)
 	assert.Equal(t, 0, code, "exit status (SIGPIPE would be -1)")
-	assert.False(t, sandboxExists(t, id), "the sandbox is removed")
+	assert.False(t, testenv.SandboxExists(t, id), "the sandbox is removed")
 }
 
 // TestStdioTimeoutCap: with -max-exec-timeout, {"timeout": 0} runs for the
@@ -268,7 +252,7 @@ func TestHTTPCommandExitPaths(t *testing.T) {
 			cmd, url, log := startHTTPCommand(t, bin, append(commandArgs(label), "-max-sessions", "1")...)
 			cs := connectHTTP(t, url)
 			id := sandboxID(t, cs)
-			require.True(t, sandboxExists(t, id))
+			require.True(t, testenv.SandboxExists(t, id))
 			code, body := postInitialize(t, url)
 			assert.Equal(t, 503, code, body)
 
@@ -283,7 +267,7 @@ func TestHTTPCommandExitPaths(t *testing.T) {
 				t.Fatalf("the server did not exit within %v; log:\n%s", exitBound, log)
 			}
 			t.Logf("exited %v after %v", time.Since(start).Round(time.Millisecond), sig)
-			assert.False(t, sandboxExists(t, id), "the sandbox is removed")
+			assert.False(t, testenv.SandboxExists(t, id), "the sandbox is removed")
 			assert.Contains(t, log.String(), "reason=shutdown")
 		})
 	}

@@ -3,23 +3,18 @@
 package sandboxmcp_test
 
 import (
-	"archive/tar"
 	"bufio"
-	"bytes"
 	"context"
 	"io"
 	"os"
 	"os/exec"
-	"path/filepath"
 	"regexp"
-	"runtime"
 	"syscall"
 	"testing"
 	"time"
 
 	"github.com/dockersandbox/sandbox/internal/sandboxtest"
 	"github.com/dockersandbox/sandbox/internal/testenv"
-	"github.com/moby/moby/client"
 	"github.com/modelcontextprotocol/go-sdk/mcp"
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
@@ -50,7 +45,8 @@ func TestHostileHelperHTTP(t *testing.T) {
 		t.Skip("starts sandboxes whose helper never answers; takes up to a minute")
 	}
 	bin := buildCommand(t)
-	helper := buildHostileHelper(t)
+	helper, err := os.ReadFile(testenv.BuildTool(t, "..", "internal/testenv/hostilehelper"))
+	require.NoError(t, err)
 
 	// Both at once, to keep the test's time to that of the longer one.
 	t.Run("idle", func(t *testing.T) {
@@ -83,11 +79,11 @@ func TestHostileHelperHTTP(t *testing.T) {
 		case <-time.After(hostileCloseBound + hostileOverdue):
 			s.dump(t, "session Close (HTTP DELETE): no return")
 		}
-		t.Logf("sandbox exists after the session's end: %v", sandboxExists(t, id))
+		t.Logf("sandbox exists after the session's end: %v", testenv.SandboxExists(t, id))
 
 		// (3) SIGTERM: the server exits in time; the sandbox is gone.
 		s.terminate(t)
-		assert.False(t, sandboxExists(t, id), "the sandbox is removed")
+		assert.False(t, testenv.SandboxExists(t, id), "the sandbox is removed")
 	})
 
 	t.Run("SIGTERM with a call in flight", func(t *testing.T) {
@@ -112,7 +108,7 @@ func TestHostileHelperHTTP(t *testing.T) {
 		}
 
 		s.terminate(t)
-		assert.False(t, sandboxExists(t, id), "the sandbox is removed")
+		assert.False(t, testenv.SandboxExists(t, id), "the sandbox is removed")
 		select {
 		case a := <-answered:
 			t.Logf("the call in flight: %v %s", a.err, mustJSON(a.res))
@@ -151,14 +147,16 @@ func hostileSession(t *testing.T, bin string, helper []byte) (*hostileServer, *m
 	ids := containers(t, label)
 	require.Len(t, ids, 1)
 	id := ids[0]
-	require.True(t, sandboxExists(t, id), "a container of the library")
+	require.True(t, testenv.SandboxExists(t, id), "a container of the library")
 
 	cli := testenv.Client(t)
-	hostileCopy(t, cli, id, hostileDir, map[string][]byte{"hostile-new": helper, "hostile-mode": []byte("silent")})
-	hostileExec(t, cli, id, "mv", hostileDir+"/hostile-new", hostileDir+"/sandbox-helper")
+	testenv.CopyFiles(t, cli, id, hostileDir,
+		testenv.File{Name: "hostile-new", Content: helper, Mode: 0o755},
+		testenv.File{Name: "hostile-mode", Content: []byte("silent"), Mode: 0o755})
+	testenv.Exec(t, cli, id, "0", "mv", hostileDir+"/hostile-new", hostileDir+"/sandbox-helper")
 	// Busybox has no pkill. The pattern is put together so that the
 	// script's own command line does not match it.
-	out := hostileExec(t, cli, id, "sh", "-c", `p=sandbox-helper; n=0
+	out := testenv.Exec(t, cli, id, "0", "sh", "-c", `p=sandbox-helper; n=0
 for d in /proc/[0-9]*; do
 	pid=${d#/proc/}
 	[ "$pid" = $$ ] && continue
@@ -260,56 +258,4 @@ func (s *hostileServer) dump(t *testing.T, what string) {
 	case <-time.After(10 * time.Second):
 	}
 	t.Fatalf("%s; the server's log and goroutines (SIGQUIT):\n%s", what, s.log)
-}
-
-// buildHostileHelper builds internal/testenv/hostilehelper of the root
-// module, statically, for the test images' architecture (the host's).
-func buildHostileHelper(t *testing.T) []byte {
-	t.Helper()
-	out := filepath.Join(t.TempDir(), "hostilehelper")
-	cmd := exec.Command("go", "build", "-trimpath", "-o", out, "./internal/testenv/hostilehelper")
-	cmd.Dir = ".." // the root module
-	cmd.Env = append(os.Environ(), "CGO_ENABLED=0", "GOOS=linux", "GOARCH="+runtime.GOARCH, "GOFLAGS=")
-	b, err := cmd.CombinedOutput()
-	require.NoError(t, err, "go build hostilehelper: %s", b)
-	helper, err := os.ReadFile(out)
-	require.NoError(t, err)
-	return helper
-}
-
-// hostileCopy puts files into dir of container id through the Engine API
-// (not through the helper), owned by root.
-func hostileCopy(t *testing.T, cli *client.Client, id, dir string, files map[string][]byte) {
-	t.Helper()
-	var buf bytes.Buffer
-	tw := tar.NewWriter(&buf)
-	for name, content := range files {
-		require.NoError(t, tw.WriteHeader(&tar.Header{Typeflag: tar.TypeReg, Name: name, Size: int64(len(content)), Mode: 0o755, ModTime: time.Now()}))
-		_, err := tw.Write(content)
-		require.NoError(t, err)
-	}
-	require.NoError(t, tw.Close())
-	ctx, cancel := context.WithTimeout(context.Background(), time.Minute)
-	defer cancel()
-	_, err := cli.CopyToContainer(ctx, id, client.CopyToContainerOptions{DestinationPath: dir, Content: &buf})
-	require.NoError(t, err, "copy into %s", dir)
-}
-
-// hostileExec runs cmd in container id as root through the Engine API,
-// requires exit status 0 and returns its output.
-func hostileExec(t *testing.T, cli *client.Client, id string, cmd ...string) string {
-	t.Helper()
-	ctx, cancel := context.WithTimeout(context.Background(), time.Minute)
-	defer cancel()
-	ex, err := cli.ExecCreate(ctx, id, client.ExecCreateOptions{User: "0", AttachStdout: true, AttachStderr: true, Cmd: cmd})
-	require.NoError(t, err)
-	att, err := cli.ExecAttach(ctx, ex.ID, client.ExecAttachOptions{})
-	require.NoError(t, err)
-	var out bytes.Buffer
-	_, _ = out.ReadFrom(att.Reader)
-	att.Close()
-	info, err := cli.ExecInspect(ctx, ex.ID, client.ExecInspectOptions{})
-	require.NoError(t, err)
-	require.Equal(t, 0, info.ExitCode, "%v: %q", cmd, out.String())
-	return out.String()
 }

@@ -2,7 +2,6 @@ package main
 
 import (
 	"bufio"
-	"context"
 	"io"
 	"os"
 	"os/exec"
@@ -14,23 +13,9 @@ import (
 	"time"
 
 	"github.com/dockersandbox/sandbox/internal/testenv"
-	"github.com/moby/moby/client"
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
 )
-
-// sandboxExists reports whether a library container with that ID exists.
-func sandboxExists(t *testing.T, id string) bool {
-	t.Helper()
-	ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
-	defer cancel()
-	res, err := testenv.Client(t).ContainerList(ctx, client.ContainerListOptions{
-		All:     true,
-		Filters: make(client.Filters).Add("label", testenv.LabelSandbox).Add("id", id),
-	})
-	require.NoError(t, err)
-	return len(res.Items) > 0
-}
 
 // TestMCPSignals: `sandbox mcp` hands SIGINT and SIGTERM to the server,
 // which removes its sandbox and exits 0 within 20 s; the command's own
@@ -84,9 +69,9 @@ func TestMCPSignals(t *testing.T) {
 			m := regexp.MustCompile(`"text":"([0-9a-f]{12})\\n`).FindStringSubmatch(next())
 			require.Len(t, m, 2)
 			id := m[1]
-			require.True(t, sandboxExists(t, id))
+			require.True(t, testenv.SandboxExists(t, id))
 			t.Cleanup(func() { // on failure only: the test fails on the leak first
-				if sandboxExists(t, id) {
+				if testenv.SandboxExists(t, id) {
 					exec.Command(filepath.Join(dir, "sandbox"), "rm", id).Run()
 				}
 			})
@@ -101,7 +86,7 @@ func TestMCPSignals(t *testing.T) {
 				t.Fatalf("sandbox mcp did not exit within 20 s of %v", sig)
 			}
 			t.Logf("exited %v after %v", time.Since(start).Round(time.Millisecond), sig)
-			assert.False(t, sandboxExists(t, id), "the sandbox is removed")
+			assert.False(t, testenv.SandboxExists(t, id), "the sandbox is removed")
 		})
 	}
 }
