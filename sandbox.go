@@ -199,6 +199,9 @@ func (s *DockerSandbox) ID() string {
 // resolve against.
 func (s *DockerSandbox) WorkingDir() string { return s.opts.workingDir }
 
+// MaxOutputBytes returns the cap on the output Execute keeps (WithMaxOutputBytes).
+func (s *DockerSandbox) MaxOutputBytes() int { return s.opts.maxOutputBytes }
+
 // Close removes the container (or stops it, with WithAutoRemove(false)) and
 // releases the Docker client if the sandbox made it. It returns within
 // about 30 s (closeTimeout), quickly in the usual case: the helper exits at
