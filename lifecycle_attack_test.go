@@ -122,7 +122,7 @@ func state(t *testing.T, cli *client.Client, id string) container.ContainerState
 // start, leaves a container that its helper (which enforces the lifetime
 // and idle timeout) never ran in. The next New on the daemon removes it
 // (its owner is dead), in New and in a Pool's refill alike; so does
-// Prune(PruneDeadOwners).
+// Prune(Filter{DeadOwners: true}).
 func TestCrashInsideNew(t *testing.T) {
 	if testenv.Podman(t) && os.Geteuid() != 0 {
 		t.Skip("rootless Podman: the child's pid is checked on this host all the same")
@@ -150,14 +150,14 @@ func TestCrashInsideNew(t *testing.T) {
 		cmd, id := startCrashChild(t, "new", "DOCKER_HOST="+d.host, "DOCKER_TLS_VERIFY=", "DOCKER_CERT_PATH=")
 		killChild(t, cmd)
 		require.Equal(t, container.StateCreated, state(t, d.cli, id))
-		removed, err := sandbox.Prune(testCtx(t), sandbox.PruneDeadOwners(), sandbox.PruneClient(d.cli))
+		removed, err := sandbox.Prune(testCtx(t), sandbox.Filter{DeadOwners: true}, sandbox.WithClient(d.cli))
 		require.NoError(t, err)
 		assert.Equal(t, []string{id}, removed)
 		assert.Equal(t, container.ContainerState(""), state(t, d.cli, id))
 	})
 }
 
-// Prune(PruneDeadOwners) and New's sweep take a never-started sandbox as
+// Prune(Filter{DeadOwners: true}) and New's sweep take a never-started sandbox as
 // abandoned, whatever its owner, once it is older than AbandonedAfter (a
 // process on another host that died inside New): a younger one, or a
 // started one, of a live owner stays.
@@ -181,12 +181,12 @@ func TestAbandonedAfter(t *testing.T) {
 	_, err := d.cli.ContainerStart(ctx, mine, client.ContainerStartOptions{})
 	require.NoError(t, err)
 
-	removed, err := sandbox.Prune(ctx, sandbox.PruneDeadOwners(), sandbox.PruneClient(d.cli))
+	removed, err := sandbox.Prune(ctx, sandbox.Filter{DeadOwners: true}, sandbox.WithClient(d.cli))
 	require.NoError(t, err)
 	assert.Equal(t, []string{old}, removed)
 	assert.Equal(t, container.StateCreated, state(t, d.cli, young))
 	assert.NotEqual(t, container.ContainerState(""), state(t, d.cli, mine))
-	_, err = sandbox.Prune(ctx, sandbox.PruneAll(), sandbox.PruneClient(d.cli))
+	_, err = sandbox.Prune(ctx, sandbox.Filter{All: true}, sandbox.WithClient(d.cli))
 	require.NoError(t, err)
 }
 
@@ -215,10 +215,10 @@ func TestCloseRetry(t *testing.T) {
 	}
 	_, err = sb.Execute(ctx, "true")
 	assert.ErrorIs(t, err, sandbox.ErrClosed, "the sandbox is closed all the same")
-	host := sandbox.PruneClientOptions(client.WithHost(d.host))
-	_, err = sandbox.List(ctx, host)
+	host := sandbox.WithClientOptions(client.WithHost(d.host))
+	_, err = sandbox.List(ctx, sandbox.Filter{}, host)
 	assert.ErrorIs(t, err, sandbox.ErrDaemonUnreachable, "List")
-	_, err = sandbox.Prune(ctx, sandbox.PruneAll(), host)
+	_, err = sandbox.Prune(ctx, sandbox.Filter{All: true}, host)
 	assert.ErrorIs(t, err, sandbox.ErrDaemonUnreachable, "Prune")
 	_, err = sandbox.Attach(ctx, id, sandbox.WithClientOptions(client.WithHost(d.host)))
 	assert.ErrorIs(t, err, sandbox.ErrDaemonUnreachable, "Attach")

@@ -543,7 +543,7 @@ func WithSecureProfile() Option {
 }
 
 // WithOwner sets the owner recorded in the LabelOwner label (default
-// "<hostname>:<pid>" of this process). PruneDeadOwners only considers
+// "<hostname>:<pid>" of this process). Filter.DeadOwners only considers
 // owners of that form, so a sandbox meant to outlive its creator (made by
 // a CLI, say) can carry another owner, e.g. "cli".
 func WithOwner(owner string) Option {

@@ -13,148 +13,54 @@ import (
 	"github.com/moby/moby/client"
 )
 
-// A PruneOption selects what Prune removes, or how it connects.
-type PruneOption func(*pruneConfig) error
-
-type pruneConfig struct {
-	olderThan  time.Duration
-	deadOwners bool
-	all        bool
-	client     *client.Client
-	clientOpts []client.Opt
-}
-
-// PruneOlderThan selects sandboxes created more than d ago.
-func PruneOlderThan(d time.Duration) PruneOption {
-	return func(c *pruneConfig) error {
-		if d <= 0 {
-			return fmt.Errorf("age %v must be positive", d)
-		}
-		c.olderThan = d
-		return nil
-	}
-}
-
-// PruneDeadOwners selects sandboxes whose creating process, on this host,
-// is gone (it crashed or exited without Close), and sandboxes created and
-// never started more than abandonedAfter ago, whatever their owner (a
-// process on another host that died inside New, say).
-func PruneDeadOwners() PruneOption {
-	return func(c *pruneConfig) error {
-		c.deadOwners = true
-		return nil
-	}
-}
-
-// PruneAll selects every sandbox on the daemon.
-func PruneAll() PruneOption {
-	return func(c *pruneConfig) error {
-		c.all = true
-		return nil
-	}
-}
-
-// PruneClient makes Prune use an existing Docker client.
-func PruneClient(cli *client.Client) PruneOption {
-	return func(c *pruneConfig) error {
-		if cli == nil {
-			return fmt.Errorf("nil client")
-		}
-		c.client = cli
-		return nil
-	}
-}
-
-// PruneClientOptions configures the client Prune creates (default: from
-// the environment, like New).
-func PruneClientOptions(opts ...client.Opt) PruneOption {
-	return func(c *pruneConfig) error {
-		c.clientOpts = append(c.clientOpts, opts...)
-		return nil
-	}
-}
-
 // Info describes a sandbox found by List.
 type Info struct {
-	ID      string // short
-	Name    string
-	Image   string
-	State   string // "running", "exited", ...
-	Created time.Time
-	Owner   string
+	ID      string            `json:"id"` // short
+	Name    string            `json:"name"`
+	Image   string            `json:"image"`
+	State   string            `json:"state"`   // "running", "exited", ...
+	Created time.Time         `json:"created"` // from LabelCreated; zero if it is unreadable
+	Owner   string            `json:"owner"`
+	Labels  map[string]string `json:"labels"` // the container's labels, the library's included
 }
 
-// List returns the library's containers (found by their labels) that the
-// options select, or all of them when no selection option is given.
-func List(ctx context.Context, opts ...PruneOption) ([]Info, error) {
-	cfg, err := pruneSettings(opts)
-	if err != nil {
+// List returns the library's containers (found by their labels) that f
+// selects, in the daemon's order. Only the options that choose the Docker
+// client apply (WithClient, WithClientOptions; default: the environment,
+// as for New); the others are ignored.
+func List(ctx context.Context, f Filter, opts ...Option) ([]Info, error) {
+	if err := f.validate(); err != nil {
 		return nil, err
 	}
-	if cfg.olderThan == 0 && !cfg.deadOwners {
-		cfg.all = true
-	}
 	var out []Info
-	err = cfg.each(ctx, func(cli dockerAPI, c container.Summary) error {
+	err := each(ctx, f, opts, func(cli dockerAPI, c container.Summary) error {
 		created, _ := time.Parse(time.RFC3339, c.Labels[LabelCreated])
 		name := ""
 		if len(c.Names) > 0 {
 			name = strings.TrimPrefix(c.Names[0], "/")
 		}
-		out = append(out, Info{ID: c.ID[:12], Name: name, Image: c.Image, State: string(c.State), Created: created, Owner: c.Labels[LabelOwner]})
+		out = append(out, Info{ID: c.ID[:12], Name: name, Image: c.Image, State: string(c.State),
+			Created: created, Owner: c.Labels[LabelOwner], Labels: c.Labels})
 		return nil
 	})
 	return out, err
 }
 
-func pruneSettings(opts []PruneOption) (*pruneConfig, error) {
-	var cfg pruneConfig
-	for _, opt := range opts {
-		if err := opt(&cfg); err != nil {
-			return nil, fmt.Errorf("%w: %v", ErrInvalidOption, err)
-		}
-	}
-	return &cfg, nil
-}
-
-// each calls fn for every sandbox container the config selects.
-func (cfg *pruneConfig) each(ctx context.Context, fn func(dockerAPI, container.Summary) error) error {
-	cli, own, err := connect(ctx, &options{client: cfg.client, clientOpts: cfg.clientOpts})
-	if err != nil {
-		return err
-	}
-	if own {
-		defer cli.Close()
-	}
-	list, err := cli.ContainerList(ctx, client.ContainerListOptions{
-		All: true, Filters: make(client.Filters).Add("label", LabelSandbox+"=true"),
-	})
-	if err != nil {
-		return fmt.Errorf("sandbox: list containers: %w", daemonErr(err))
-	}
-	host, _ := os.Hostname()
-	var errs []error
-	for _, c := range list.Items {
-		if cfg.selects(c, host, time.Now()) {
-			errs = append(errs, fn(cli, c))
-		}
-	}
-	return errors.Join(errs...)
-}
-
 // Prune force-removes the library's containers (found by their labels)
-// that the options select, with their anonymous volumes, and returns their
-// short IDs. Selections add up; at least one is required.
-func Prune(ctx context.Context, opts ...PruneOption) ([]string, error) {
-	cfg, err := pruneSettings(opts)
-	if err != nil {
+// that f selects, with their anonymous volumes, and returns their short
+// IDs. The zero Filter is refused (ErrInvalidOption): set a criterion, or
+// All to remove every sandbox on the daemon. Only the options that choose
+// the Docker client apply, as for List. Removing a sandbox another process
+// uses makes its calls fail with ErrGone.
+func Prune(ctx context.Context, f Filter, opts ...Option) ([]string, error) {
+	if err := f.validate(); err != nil {
 		return nil, err
 	}
-	if cfg.olderThan == 0 && !cfg.deadOwners && !cfg.all {
-		return nil, fmt.Errorf("%w: Prune needs PruneOlderThan, PruneDeadOwners or PruneAll", ErrInvalidOption)
+	if !f.All && !f.narrows() {
+		return nil, fmt.Errorf("%w: Prune needs a Filter criterion (Owner, Labels, OlderThan, DeadOwners), or All", ErrInvalidOption)
 	}
 	var removed []string
-	err = cfg.each(ctx, func(cli dockerAPI, c container.Summary) error {
+	err := each(ctx, f, opts, func(cli dockerAPI, c container.Summary) error {
 		_, err := cli.ContainerRemove(ctx, c.ID, client.ContainerRemoveOptions{Force: true, RemoveVolumes: true})
 		if err != nil && !isNotFound(err) && !removing(err) {
 			return fmt.Errorf("remove %s: %w", c.ID[:12], daemonErr(err))
@@ -165,18 +71,32 @@ func Prune(ctx context.Context, opts ...PruneOption) ([]string, error) {
 	return removed, err
 }
 
-// selects reports whether a sandbox is to be pruned.
-func (c *pruneConfig) selects(ctr container.Summary, host string, now time.Time) bool {
-	if c.all {
-		return true
+// each calls fn for every sandbox container f selects.
+func each(ctx context.Context, f Filter, opts []Option, fn func(dockerAPI, container.Summary) error) error {
+	o, err := newOptions(opts)
+	if err != nil {
+		return err
 	}
-	if c.olderThan > 0 {
-		created, err := time.Parse(time.RFC3339, ctr.Labels[LabelCreated])
-		if err == nil && now.Sub(created) > c.olderThan {
-			return true
+	cli, own, err := connect(ctx, o)
+	if err != nil {
+		return err
+	}
+	if own {
+		defer cli.Close()
+	}
+	list, err := cli.ContainerList(ctx, client.ContainerListOptions{All: true, Filters: f.daemonFilters()})
+	if err != nil {
+		return fmt.Errorf("sandbox: list containers: %w", daemonErr(err))
+	}
+	host, _ := os.Hostname()
+	now := time.Now()
+	var errs []error
+	for _, c := range list.Items {
+		if f.matches(c, host, now) {
+			errs = append(errs, fn(cli, c))
 		}
 	}
-	return c.deadOwners && (deadOwner(ctr.Labels, host) || abandoned(ctr, host, now))
+	return errors.Join(errs...)
 }
 
 // deadOwner reports whether the sandbox's owner label names a process of

@@ -353,7 +353,7 @@ func TestPruneDeadOwners(t *testing.T) {
 
 	t.Run("API", func(t *testing.T) {
 		id := orphan(t)
-		removed, err := sandbox.Prune(testCtx(t), sandbox.PruneDeadOwners())
+		removed, err := sandbox.Prune(testCtx(t), sandbox.Filter{DeadOwners: true})
 		require.NoError(t, err)
 		assert.Contains(t, removed, id)
 		assert.NotContains(t, removed, mine.ID())
@@ -377,7 +377,7 @@ func TestPruneDeadOwners(t *testing.T) {
 	assert.True(t, running(t, mine.ID()))
 }
 
-// PruneOlderThan removes the sandboxes created before the age and keeps
+// Prune(Filter{OlderThan: d}) removes the sandboxes created before the age and keeps
 // the others. It runs on a private daemon: on the shared one it would
 // remove other tests' sandboxes.
 func TestPruneOlderThan(t *testing.T) {
@@ -394,12 +394,12 @@ func TestPruneOlderThan(t *testing.T) {
 	require.NoError(t, err)
 	t.Cleanup(func() { young.Close() })
 
-	_, err = sandbox.Prune(ctx, sandbox.PruneOlderThan(0))
+	_, err = sandbox.Prune(ctx, sandbox.Filter{OlderThan: -time.Second}, sandbox.WithClient(d.cli))
 	assert.ErrorIs(t, err, sandbox.ErrInvalidOption)
-	_, err = sandbox.Prune(ctx, sandbox.PruneClient(d.cli))
+	_, err = sandbox.Prune(ctx, sandbox.Filter{}, sandbox.WithClient(d.cli))
 	assert.ErrorIs(t, err, sandbox.ErrInvalidOption, "Prune needs a selection")
 
-	removed, err := sandbox.Prune(ctx, sandbox.PruneOlderThan(4*time.Second), sandbox.PruneClient(d.cli))
+	removed, err := sandbox.Prune(ctx, sandbox.Filter{OlderThan: 4 * time.Second}, sandbox.WithClient(d.cli))
 	require.NoError(t, err)
 	assert.Equal(t, []string{old.ID()}, removed)
 	_, err = old.Execute(ctx, "true")
@@ -730,7 +730,7 @@ func TestDaemonSocketRefuses(t *testing.T) {
 			assert.Less(t, time.Since(start), noHang)
 			_, err = sandbox.Attach(ctx, "any", sandbox.WithClientOptions(client.WithHost(host)))
 			assert.ErrorIs(t, err, sandbox.ErrDaemonUnreachable, "Attach")
-			_, err = sandbox.Prune(ctx, sandbox.PruneAll(), sandbox.PruneClientOptions(client.WithHost(host)))
+			_, err = sandbox.Prune(ctx, sandbox.Filter{All: true}, sandbox.WithClientOptions(client.WithHost(host)))
 			assert.ErrorIs(t, err, sandbox.ErrDaemonUnreachable, "Prune")
 		})
 	}

@@ -39,7 +39,8 @@ type FileDownloadResponse struct {
 
 // ErrorCode returns deepagents' FileOperationError literal for a per-file
 // error: "file_not_found", "permission_denied", "is_directory" or
-// "invalid_path"; "" for nil; the error's text for anything else.
+// "invalid_path"; "" for nil and for an error that has no such code (a
+// full disk, a file too large: test those with errors.Is).
 func ErrorCode(err error) string {
 	switch {
 	case err == nil:
@@ -53,7 +54,7 @@ func ErrorCode(err error) string {
 	case errors.Is(err, ErrInvalidPath), errors.Is(err, ErrNotDir):
 		return proto.CodeInvalidPath
 	}
-	return err.Error()
+	return ""
 }
 
 // UploadFiles writes files into the sandbox through Docker's archive API,

@@ -4,6 +4,7 @@ import (
 	"bytes"
 	"crypto/sha256"
 	"encoding/hex"
+	"fmt"
 	"io/fs"
 	"math/rand/v2"
 	"strconv"
@@ -157,6 +158,8 @@ func TestTransfer(t *testing.T) {
 			}
 			assert.Equal(t, []string{dir + "/sub/f.txt"}, lsPaths(t, sb, dir+"/sub"), "the directory is intact")
 			assert.Equal(t, "", sandbox.ErrorCode(nil))
+			assert.Equal(t, "", sandbox.ErrorCode(sandbox.ErrNoSpace), "an error without a code")
+			assert.Equal(t, "", sandbox.ErrorCode(fmt.Errorf("upload: %w", sandbox.ErrTooLarge)), "an error without a code")
 		})
 
 		t.Run("Symlinks", func(t *testing.T) {

@@ -14,8 +14,9 @@ import (
 // cp copies one file between the host and a sandbox; "ID:PATH" names the
 // sandbox side, "-" is stdin or stdout.
 func cp(ctx context.Context, args []string) error {
-	fs := newFlags("cp", "SRC DST  (one side ID:PATH)")
+	fs := newFlags("cp", "[-q] [-json] SRC DST  (one side ID:PATH)")
 	quiet := fs.Bool("q", false, "no progress line on stderr")
+	asJSON := fs.Bool("json", false, `print {"src", "dst", "bytes"} as JSON (not with DST -)`)
 	if err := parse(fs, args); err != nil {
 		return err
 	}
@@ -30,12 +31,14 @@ func cp(ctx context.Context, args []string) error {
 	switch {
 	case srcIn == dstIn:
 		return fmt.Errorf("%w: exactly one of SRC and DST must be ID:PATH", errUsage)
+	case *asJSON && dst == "-":
+		return fmt.Errorf("%w: -json prints on stdout: DST - would mix the file into it", errUsage)
 	case dstIn: // upload
 		content, err := readLocal(src)
 		if err != nil {
 			return err
 		}
-		sb, err := sandbox.Attach(ctx, dstID, sandbox.WithAutoRemove(false))
+		sb, err := attach(ctx, dstID, sandbox.WithAutoRemove(false))
 		if err != nil {
 			return err
 		}
@@ -48,7 +51,7 @@ func cp(ctx context.Context, args []string) error {
 		}
 		n = len(content)
 	default: // download
-		sb, err := sandbox.Attach(ctx, srcID, sandbox.WithAutoRemove(false))
+		sb, err := attach(ctx, srcID, sandbox.WithAutoRemove(false))
 		if err != nil {
 			return err
 		}
@@ -64,10 +67,20 @@ func cp(ctx context.Context, args []string) error {
 		}
 		n = len(res[0].Content)
 	}
+	if *asJSON {
+		return printJSON(os.Stdout, cpResult{Src: src, Dst: dst, Bytes: n})
+	}
 	if !*quiet {
 		fmt.Fprintf(os.Stderr, "copied %d bytes in %v\n", n, time.Since(start).Round(time.Millisecond))
 	}
 	return nil
+}
+
+// cpResult is what cp -json prints.
+type cpResult struct {
+	Src   string `json:"src"`
+	Dst   string `json:"dst"`
+	Bytes int    `json:"bytes"`
 }
 
 // splitRef splits "ID:PATH"; a local path has no colon before its first slash.

@@ -17,7 +17,7 @@ func execCmd(ctx context.Context, args []string) error {
 	dir := fs.String("w", "", "directory to run in (relative to the working dir)")
 	user := fs.String("u", "", "user to run as")
 	stdin := fs.Bool("i", false, "pass this process's stdin to the command")
-	asJSON := fs.Bool("json", false, `print {"output", "exit_code", "truncated", "timed_out"} as JSON instead of streaming`)
+	asJSON := fs.Bool("json", false, `print {"output", "exit_code", "truncated", "timed_out", "oom_killed"} as JSON instead of streaming`)
 	var env multiFlag
 	fs.Var(&env, "e", "KEY=value (repeatable)")
 	if err := parse(fs, args); err != nil {
@@ -34,7 +34,7 @@ func execCmd(ctx context.Context, args []string) error {
 	if len(command) == 0 {
 		return fmt.Errorf("%w: exec needs a command", errUsage)
 	}
-	sb, err := sandbox.Attach(ctx, id, sandbox.WithAutoRemove(false))
+	sb, err := attach(ctx, id, sandbox.WithAutoRemove(false))
 	if err != nil {
 		return err
 	}

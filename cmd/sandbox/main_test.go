@@ -80,9 +80,12 @@ func TestCLI(t *testing.T) {
 	assert.Equal(t, 1, code)
 	assert.Contains(t, errOut, "no such file")
 
-	out, _, code = run(t, "", "ls", "-json")
+	out, _, code = run(t, "", "ls", "-json", "-owner", "cli")
 	assert.Equal(t, 0, code)
-	var list []struct{ ID, Owner string }
+	var list []struct {
+		ID    string `json:"id"`
+		Owner string `json:"owner"`
+	}
 	require.NoError(t, json.Unmarshal([]byte(out), &list))
 	found := false
 	for _, s := range list {
@@ -93,13 +96,16 @@ func TestCLI(t *testing.T) {
 	out, _, code = run(t, "", "rm", id)
 	assert.Equal(t, 0, code)
 	assert.Equal(t, id+"\n", out)
-	_, _, code = run(t, "", "exec", id, "--", "true")
+	_, errOut, code = run(t, "", "exec", id, "--", "true")
 	assert.Equal(t, 1, code)
+	assert.Equal(t, "sandbox exec: no such sandbox: "+id+"\n", errOut)
 }
 
 func TestCLIUsage(t *testing.T) {
 	run := build(t)
-	for _, args := range [][]string{{}, {"bogus"}, {"exec"}, {"exec", "id"}, {"cp", "a", "b"}, {"prune"}, {"create", "-pull", "sometimes"}, {"rm"}} {
+	for _, args := range [][]string{{}, {"bogus"}, {"exec"}, {"exec", "id"}, {"cp", "a", "b"}, {"prune"}, {"create", "-pull", "sometimes"}, {"rm"},
+		{"prune", "-all", "-owner", "x"}, {"ls", "-older-than", "-1h"}, {"ls", "-label", "=x"}, {"create", "-memory", "lots"}, {"create", "-label", "novalue"},
+		{"cp", "-json", "id:/x", "-"}, {"ls", "extra"}} {
 		_, _, code := run(t, "", args...)
 		assert.Equal(t, 2, code, "%v", args)
 	}

@@ -9,28 +9,28 @@ import (
 )
 
 func prune(ctx context.Context, args []string) error {
-	fs := newFlags("prune", "[-older-than DURATION] [-dead-owners] [-all] [-json]")
-	olderThan := fs.Duration("older-than", 0, "remove sandboxes created longer ago than this")
-	deadOwners := fs.Bool("dead-owners", false, "remove sandboxes whose creating process on this host is gone")
-	all := fs.Bool("all", false, "remove every sandbox")
+	fs := newFlags("prune", "[-owner OWNER] [-label KEY=VALUE]... [-older-than DURATION] [-dead-owners] [-all] [-json]")
+	filters := addFilterFlags(fs)
+	all := fs.Bool("all", false, "remove every sandbox on the daemon (not with a filter)")
 	asJSON := fs.Bool("json", false, "print the removed IDs as a JSON array")
 	if err := parse(fs, args); err != nil {
 		return err
 	}
-	var opts []sandbox.PruneOption
-	if *olderThan > 0 {
-		opts = append(opts, sandbox.PruneOlderThan(*olderThan))
+	if fs.NArg() > 0 {
+		return fmt.Errorf("%w: prune takes no arguments", errUsage)
 	}
-	if *deadOwners {
-		opts = append(opts, sandbox.PruneDeadOwners())
+	f, err := filters.filter()
+	if err != nil {
+		return err
 	}
-	if *all {
-		opts = append(opts, sandbox.PruneAll())
+	f.All = *all
+	switch {
+	case f.All && filters.set():
+		return fmt.Errorf("%w: -all removes every sandbox: it takes no filter", errUsage)
+	case !f.All && !filters.set():
+		return fmt.Errorf("%w: prune needs a filter (-owner, -label, -older-than, -dead-owners) or -all", errUsage)
 	}
-	if len(opts) == 0 {
-		return fmt.Errorf("%w: prune needs -older-than, -dead-owners or -all", errUsage)
-	}
-	removed, err := sandbox.Prune(ctx, opts...)
+	removed, err := sandbox.Prune(ctx, f)
 	if *asJSON {
 		if removed == nil {
 			removed = []string{}

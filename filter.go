@@ -1,0 +1,128 @@
+package sandbox
+
+import (
+	"fmt"
+	"maps"
+	"slices"
+	"strings"
+	"time"
+
+	"github.com/moby/moby/api/types/container"
+	"github.com/moby/moby/client"
+)
+
+// A Filter selects the library's sandboxes for List and Prune. Every
+// criterion that is set must hold (they combine with AND); the zero Filter
+// sets none and selects every sandbox. Prune refuses it unless All says
+// so, so that a forgotten criterion cannot remove every sandbox of a
+// daemon shared with other programs.
+//
+// To scope a program's sandboxes on a shared daemon, give them a label
+// (WithLabels) and filter on it: a label holds across restarts of the
+// program and keeps DeadOwners working, which a fixed WithOwner name
+// would not.
+type Filter struct {
+	// Owner selects sandboxes whose LabelOwner is exactly this:
+	// "<hostname>:<pid>" of the creating process, or what WithOwner set.
+	Owner string
+	// Labels selects sandboxes that carry every one of these labels with
+	// this value; an empty value selects the label whatever its value.
+	Labels map[string]string
+	// OlderThan selects sandboxes created more than this long ago (by
+	// LabelCreated); 0 means any age.
+	OlderThan time.Duration
+	// DeadOwners selects orphans: sandboxes whose creating process, on
+	// this host, is gone (it crashed or exited without Close), and
+	// sandboxes created and never started long ago (a process that died
+	// inside New, on any host). Owners not of the "<hostname>:<pid>" form
+	// (WithOwner) are never dead.
+	DeadOwners bool
+	// All confirms that a Prune may remove every sandbox on the daemon. It
+	// cannot be combined with another criterion.
+	All bool
+}
+
+// validate checks f's values.
+func (f Filter) validate() error {
+	if f.OlderThan < 0 {
+		return fmt.Errorf("%w: Filter.OlderThan %v is negative", ErrInvalidOption, f.OlderThan)
+	}
+	for k := range f.Labels {
+		if k == "" {
+			return fmt.Errorf("%w: Filter.Labels has an empty key", ErrInvalidOption)
+		}
+	}
+	if f.All && f.narrows() {
+		return fmt.Errorf("%w: Filter.All cannot be combined with another criterion", ErrInvalidOption)
+	}
+	return nil
+}
+
+// narrows reports whether f has a criterion.
+func (f Filter) narrows() bool {
+	return f.Owner != "" || len(f.Labels) > 0 || f.OlderThan > 0 || f.DeadOwners
+}
+
+// String describes f, e.g. `owner=cli label:app=x older-than=1h0m0s dead-owners`.
+func (f Filter) String() string {
+	var parts []string
+	if f.Owner != "" {
+		parts = append(parts, "owner="+f.Owner)
+	}
+	for _, k := range slices.Sorted(maps.Keys(f.Labels)) {
+		parts = append(parts, "label:"+k+"="+f.Labels[k])
+	}
+	if f.OlderThan > 0 {
+		parts = append(parts, "older-than="+f.OlderThan.String())
+	}
+	if f.DeadOwners {
+		parts = append(parts, "dead-owners")
+	}
+	if len(parts) == 0 {
+		return "all"
+	}
+	return strings.Join(parts, " ")
+}
+
+// daemonFilters returns the criteria the daemon can apply itself: the
+// sandbox label, the owner and the labels. (matches checks them again.)
+func (f Filter) daemonFilters() client.Filters {
+	flt := make(client.Filters).Add("label", LabelSandbox+"=true")
+	if f.Owner != "" {
+		flt.Add("label", LabelOwner+"="+f.Owner)
+	}
+	for k, v := range f.Labels {
+		if v == "" {
+			flt.Add("label", k)
+		} else {
+			flt.Add("label", k+"="+v)
+		}
+	}
+	return flt
+}
+
+// matches reports whether f selects ctr; host is this host's name.
+func (f Filter) matches(ctr container.Summary, host string, now time.Time) bool {
+	if ctr.Labels[LabelSandbox] != "true" {
+		return false
+	}
+	if f.Owner != "" && ctr.Labels[LabelOwner] != f.Owner {
+		return false
+	}
+	for k, v := range f.Labels {
+		got, ok := ctr.Labels[k]
+		if !ok || v != "" && got != v {
+			return false
+		}
+	}
+	if f.OlderThan > 0 {
+		created, err := time.Parse(time.RFC3339, ctr.Labels[LabelCreated])
+		if err != nil || now.Sub(created) <= f.OlderThan {
+			return false
+		}
+	}
+	if f.DeadOwners && !deadOwner(ctr.Labels, host) && !abandoned(ctr, host, now) {
+		return false
+	}
+	return true
+}
