@@ -7,6 +7,7 @@ import (
 	"errors"
 	"strings"
 	"sync"
+	"time"
 	"unicode/utf8"
 
 	"github.com/cloudwego/eino/adk/filesystem"
@@ -41,7 +42,9 @@ func (b *Backend) Execute(ctx context.Context, req *filesystem.ExecuteRequest) (
 // behind never holds up the command or grows memory past that.
 //
 // Ending ctx, or closing the reader before its end, kills the command's
-// process tree; the stream then ends with ctx's error. A failure to start
+// process tree (a closed reader is noticed within a second: while the
+// command is silent, the stream carries an empty chunk every half second,
+// which Eino's execute tool skips); the stream then ends with ctx's error. A failure to start
 // (an empty command, a closed sandbox) is returned at once. Read the
 // stream to its end or close it: its writer waits for the reader.
 func (b *Backend) ExecuteStreaming(ctx context.Context, req *filesystem.ExecuteRequest) (*schema.StreamReader[*filesystem.ExecuteResponse], error) {
@@ -67,23 +70,31 @@ func (b *Backend) ExecuteStreaming(ctx context.Context, req *filesystem.ExecuteR
 		defer sw.Close()
 		defer cancel()
 		var streamed strings.Builder
-		closed := false
-		send := func(text string) {
-			if text == "" || closed {
+		closed, sent := false, false
+		send := func(text string, beat bool) {
+			if (text == "" && !beat) || closed {
 				return
 			}
 			streamed.WriteString(text)
+			sent = true
 			if sw.Send(&filesystem.ExecuteResponse{Output: text}, nil) {
 				closed = true
 				cancel() // the reader is gone: kill the command
 			}
 		}
+		beat := time.NewTicker(heartbeat)
+		defer beat.Stop()
 		for {
 			select {
 			case <-st.wake:
-				send(st.take(false))
+				send(st.take(false), false)
+			case <-beat.C:
+				if !sent {
+					send("", true) // only a Send notices a closed reader
+				}
+				sent = false
 			case res := <-done:
-				send(st.take(true))
+				send(st.take(true), false)
 				if closed {
 					return
 				}
@@ -101,6 +112,9 @@ func (b *Backend) ExecuteStreaming(ctx context.Context, req *filesystem.ExecuteR
 	}()
 	return sr, nil
 }
+
+// heartbeat is how often a silent stream sends an empty chunk.
+const heartbeat = 500 * time.Millisecond
 
 // tail is what Execute's Output r has after the output streamed: the
 // truncation marker, the timeout line.
