@@ -84,8 +84,8 @@ func TestExecuteStreamingSameAsExecute(t *testing.T) {
 	b := sandboxeino.NewBackend(sb, sandboxeino.WithExecOptions(sandbox.ExecTimeout(time.Second)))
 	for _, cmd := range []string{
 		`i=0; while [ $i -lt 300 ]; do echo "line $i é"; i=$((i+1)); done`, // 4 KB, cut in an é
-		`echo partial; printf 'no newline'; sleep 30`,                       // timed out
-		`printf '\377\376 bad \377'; echo; exit 2`,                          // invalid UTF-8
+		`echo partial; printf 'no newline'; sleep 30`,                      // timed out
+		`printf '\377\376 bad \377'; echo; exit 2`,                         // invalid UTF-8
 		`true`,
 	} {
 		want, err := b.Execute(ctx, &filesystem.ExecuteRequest{Command: cmd})
