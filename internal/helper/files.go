@@ -44,6 +44,10 @@ func fileOp(ctx context.Context, req proto.Request, in io.Reader) *proto.Result 
 		err = deletePath(req.Path)
 	case proto.OpStat:
 		res.Stats = statAll(req.Paths)
+	case proto.OpInfo:
+		var fi fsops.FileInfo
+		fi, err = infoOf(req.Path)
+		res.Entries = proto.List[fsops.FileInfo]{fi}
 	case proto.OpRename:
 		err = renameUpload(req.Path, req.New)
 	case proto.OpPrepare:
@@ -318,6 +322,11 @@ func catFile(ctx context.Context, req proto.Request, send func(proto.Kind, []byt
 	case !fi.Mode().IsRegular():
 		return &proto.Result{Error: &proto.Error{Code: proto.CodeNotRegular, Message: "not a regular file"}}
 	}
+	if req.Offset > 0 {
+		if _, err := f.Seek(int64(req.Offset), io.SeekStart); err != nil {
+			return &proto.Result{Error: proto.ErrorOf(err)}
+		}
+	}
 	r := io.LimitReader(f, int64(req.Limit)+1)
 	buf := make([]byte, proto.ChunkSize)
 	for ctx.Err() == nil {
@@ -334,5 +343,14 @@ func catFile(ctx context.Context, req proto.Request, send func(proto.Kind, []byt
 			break
 		}
 	}
-	return &proto.Result{Count: int(fi.Size())}
+	return &proto.Result{Count: int(fi.Size()), Offset: int64(req.Offset)}
+}
+
+// infoOf describes path, symlinks followed (as os.Stat does).
+func infoOf(path string) (fsops.FileInfo, error) {
+	fi, err := os.Stat(path)
+	if err != nil {
+		return fsops.FileInfo{}, err
+	}
+	return fsops.FileInfo{Path: path, IsDir: fi.IsDir(), Size: fi.Size(), ModTime: fi.ModTime(), Mode: fi.Mode()}, nil
 }

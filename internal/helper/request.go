@@ -50,7 +50,7 @@ func validateRequest(req *proto.Request) *proto.Error {
 			return badRequest("kill needs a session above 1")
 		}
 		return nil
-	case proto.OpRead, proto.OpWrite, proto.OpEdit, proto.OpLs, proto.OpGlob, proto.OpGrep, proto.OpDelete, proto.OpCat:
+	case proto.OpRead, proto.OpWrite, proto.OpEdit, proto.OpLs, proto.OpGlob, proto.OpGrep, proto.OpDelete, proto.OpCat, proto.OpInfo:
 		return checkPath("path", req.Path)
 	case proto.OpRename:
 		if err := checkPath("path", req.Path); err != nil {

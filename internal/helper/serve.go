@@ -270,7 +270,7 @@ func handle(ctx context.Context, req proto.Request, in io.Reader, send func(prot
 	case proto.OpKill:
 		return killRequest(req)
 	case proto.OpRead, proto.OpWrite, proto.OpEdit, proto.OpLs, proto.OpGlob, proto.OpGrep,
-		proto.OpDelete, proto.OpStat, proto.OpPrepare, proto.OpRename:
+		proto.OpDelete, proto.OpStat, proto.OpPrepare, proto.OpRename, proto.OpInfo:
 		return fileOp(ctx, req, in)
 	}
 	return &proto.Result{Error: &proto.Error{Code: proto.CodeBadRequest, Message: fmt.Sprintf("unknown operation %q", req.Op)}}

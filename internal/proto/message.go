@@ -30,7 +30,8 @@ const (
 	OpStat    = "stat"    // batch: Paths → Stats (download preflight)
 	OpPrepare = "prepare" // batch: Paths → Stats, parents created (upload preflight)
 	OpRename  = "rename"  // Path renamed to New (finishes an atomic upload)
-	OpCat     = "cat"     // Path's bytes as Stdout frames, at most Limit+1 of them
+	OpCat     = "cat"     // Path's bytes from Offset as Stdout frames, at most Limit+1 of them
+	OpInfo    = "info"    // Path's FileInfo, symlinks followed, as Entries[0]
 	OpKill    = "kill"    // the running commands of the helper leading Session, and that helper
 )
 
@@ -80,7 +81,8 @@ type Result struct {
 	Count     int                   `json:"count,omitempty"`
 	Truncated bool                  `json:"truncated,omitempty"`
 	Stats     List[Stat]            `json:"stats,omitempty"`
-	UID       int                   `json:"uid,omitempty"` // prepare: who the helper runs as
+	UID       int                   `json:"uid,omitempty"`    // prepare: who the helper runs as
+	Offset    int64                 `json:"offset,omitempty"` // cat: where it began (a helper without ranged cat leaves it 0)
 	GID       int                   `json:"gid,omitempty"`
 }
 
