@@ -15,6 +15,10 @@ import (
 // are ignored: the working directory and user are the container's. A
 // container that is not a sandbox fails with ErrInvalidOption; one that is
 // not running, with ErrGone.
+//
+// The handle owns the container as one from New does: its Close removes
+// the container (or stops it, with WithAutoRemove(false)). Call Detach
+// instead to let go of the handle and leave the container running.
 func Attach(ctx context.Context, idOrName string, opts ...Option) (*DockerSandbox, error) {
 	return open(ctx, opts, func(ctx context.Context, cli dockerAPI, o *options) (*DockerSandbox, error) {
 		return attach(ctx, cli, o, idOrName)

@@ -48,6 +48,14 @@ type Cmd struct {
 	stopCall context.CancelFunc
 	done     bool
 	shared   bool // Execute's own writers: the shared channel may carry it
+
+	// The call's outcome, set before awaited is closed (see Start).
+	awaited chan struct{}
+	res     *proto.Result
+	callErr error
+	// Pipes made by StdinPipe, StdoutPipe and StderrPipe (see cmdpipes.go).
+	outPipes []*outPipe
+	inPipe   *io.PipeReader
 }
 
 // ProcessState is the outcome of a finished command.
@@ -74,6 +82,11 @@ func (p *ProcessState) Success() bool { return p.exitCode == 0 }
 // ExitError is the error of a command that ran but did not succeed.
 type ExitError struct {
 	*ProcessState
+
+	// Stderr holds the command's standard error when Output ran it with
+	// Stderr unset, as os/exec does: at most its first and last 32 KiB,
+	// with a line saying how many bytes were left out between them.
+	Stderr []byte
 }
 
 func (e *ExitError) Error() string {
@@ -102,9 +115,11 @@ func (c *Cmd) Start() error {
 		return errors.New("sandbox: Cmd already started")
 	}
 	if c.Command == "" {
+		c.closePipes()
 		return ErrEmptyCommand
 	}
 	if c.Timeout < 0 {
+		c.closePipes()
 		return fmt.Errorf("sandbox: timeout %v is negative", c.Timeout)
 	}
 	dir := c.s.opts.workingDir
@@ -137,13 +152,25 @@ func (c *Cmd) Start() error {
 	if err != nil {
 		c.stopCall()
 		c.done = true
+		c.closePipes()
 		return err
 	}
 	c.call = call
+	// The output is relayed from now on, as os/exec copies it from Start:
+	// a pipe can be read before Wait.
+	c.awaited = make(chan struct{})
+	go func() {
+		c.res, c.callErr = c.s.await(call)
+		for _, p := range c.outPipes {
+			p.closeWrite() // the reader gets io.EOF once it read everything
+		}
+		close(c.awaited)
+	}()
 	return nil
 }
 
-// Wait waits for the command to finish. It returns nil on exit status 0,
+// Wait waits for the command to finish, then closes the pipes made by
+// StdinPipe, StdoutPipe and StderrPipe. It returns nil on exit status 0,
 // an *ExitError for another status or a timeout, and the context's error
 // when the context ended first (the command is killed then).
 func (c *Cmd) Wait() error {
@@ -154,7 +181,9 @@ func (c *Cmd) Wait() error {
 		return errors.New("sandbox: Wait already called")
 	}
 	c.done = true
-	res, err := c.s.await(c.call)
+	<-c.awaited
+	c.closePipes()
+	res, err := c.res, c.callErr
 	if err != nil && context.Cause(c.callCtx) == errTimeoutMissed {
 		// Ended by the library's backstop, the command killed on its
 		// cancel or by await: a timeout all the same.
@@ -172,7 +201,7 @@ func (c *Cmd) Wait() error {
 		return &commandError{res.Error.Err()}
 	}
 	if !c.ProcessState.Success() {
-		return &ExitError{c.ProcessState}
+		return &ExitError{ProcessState: c.ProcessState}
 	}
 	return nil
 }

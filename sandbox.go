@@ -205,7 +205,10 @@ func (s *DockerSandbox) MaxOutputBytes() int { return s.opts.maxOutputBytes }
 // Close removes the container (or stops it, with WithAutoRemove(false)) and
 // releases the Docker client if the sandbox made it. It returns within
 // about 30 s (closeTimeout), quickly in the usual case: the helper exits at
-// once on SIGTERM. Later calls on the sandbox return ErrClosed.
+// once on SIGTERM. Later calls on the sandbox return ErrClosed. Close does
+// the same on a sandbox from Attach: it ends the container whoever made it.
+// To let go of a handle and leave the container running, call Detach
+// instead (a Close after Detach does nothing).
 //
 // A Close that fails can be called again until it succeeds (the daemon was
 // unreachable: ErrDaemonUnreachable; its bound ended while the daemon was

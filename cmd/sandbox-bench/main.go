@@ -3,8 +3,10 @@
 // shared helper channel (the default path) at the top level, on a docker
 // exec per operation under "per_exec", one plain SDK exec of `true` as
 // "raw_exec", a warm pool's acquire as "pool_acquire", `docker cp` of the
-// same 32 MiB file when the docker CLI is installed, and the host process's
-// peak RSS while one command prints 256 MiB.
+// same 32 MiB file when the docker CLI is installed, fs.WalkDir over 10,000
+// files as "walkdir_10k" (beside find over them in the container,
+// "find_10k"), and the host process's peak RSS while one command prints
+// 256 MiB.
 //
 //	go run ./cmd/sandbox-bench -image python:3.13-slim -n 20 [-load]
 package main
@@ -48,6 +50,11 @@ func main() {
 	fastest, err := b.operations(ctx, true)
 	fail(err)
 	for k, v := range fastest {
+		out[k] = v
+	}
+	walk, err := b.walkDir(ctx)
+	fail(err)
+	for k, v := range walk {
 		out[k] = v
 	}
 	perExec, err := b.operations(ctx, false)
