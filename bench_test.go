@@ -33,7 +33,7 @@ func BenchmarkOperations(b *testing.B) {
 					return err
 				},
 				"ls":   func() error { _, err := sb.Ls(ctx, "."); return err },
-				"grep": func() error { _, err := sb.Grep(ctx, "text"); return err },
+				"grep": func() error { _, err := sb.Grep(ctx, "text", ""); return err },
 				"glob": func() error { _, err := sb.Glob(ctx, "*.txt", sb.WorkingDir()); return err },
 			}
 			for _, name := range []string{"execute", "read", "write", "edit", "ls", "grep", "glob"} {

@@ -124,11 +124,11 @@ func ExampleDockerSandbox_Grep() {
 		{Path: "src/a.go", Content: []byte("package a\n// TODO: fix\n")},
 		{Path: "src/b.txt", Content: []byte("TODO: not go\n")},
 	})
-	found, _ := sb.Grep(ctx, "TODO", sandbox.GrepGlob("*.go"))
+	found, _ := sb.Grep(ctx, "TODO", "", sandbox.GrepGlob("*.go"))
 	for _, m := range found.Matches {
 		fmt.Printf("%s:%d: %s\n", m.Path, m.Line, m.Text)
 	}
-	files, _ := sb.Glob(ctx, "**/*", sb.WorkingDir())
+	files, _ := sb.Glob(ctx, "**/*", "") // "": the working directory, as for Grep
 	for _, f := range files.Matches {
 		fmt.Println(f.Path)
 	}

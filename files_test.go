@@ -639,6 +639,23 @@ func TestFilesGlob(t *testing.T) {
 			_, err := sb.Glob(testCtx(t), "*", dir+"/main.go")
 			require.ErrorIs(t, err, sandbox.ErrNotDir)
 		})
+
+		t.Run("DefaultPathIsWorkingDir", func(t *testing.T) {
+			// "" searches the working directory, as Grep does; a relative
+			// path resolves against it.
+			name := "glob-" + strings.ReplaceAll(t.Name(), "/", "-") + "-unique.txt"
+			p := testDir(t) + "/" + name
+			mustWrite(t, sb, p, "x")
+			for _, root := range []string{"", ".", sb.WorkingDir()} {
+				res, err := sb.Glob(testCtx(t), name, root)
+				require.NoError(t, err, "root %q", root)
+				require.Len(t, res.Matches, 1, "root %q", root)
+				assert.Equal(t, p, res.Matches[0].Path, "root %q", root)
+			}
+			res, err := sb.Glob(testCtx(t), name, "/etc")
+			require.NoError(t, err)
+			assert.Empty(t, res.Matches, "another root")
+		})
 	})
 }
 
@@ -658,9 +675,9 @@ func TestFilesGrep(t *testing.T) {
 			line int
 			text string
 		}
-		grep := func(t *testing.T, pattern string, opts ...sandbox.GrepOption) ([]match, bool) {
+		grep := func(t *testing.T, pattern, path string, opts ...sandbox.GrepOption) ([]match, bool) {
 			t.Helper()
-			res, err := sb.Grep(testCtx(t), pattern, opts...)
+			res, err := sb.Grep(testCtx(t), pattern, path, opts...)
 			require.NoError(t, err)
 			var out []match
 			for _, m := range res.Matches {
@@ -680,27 +697,28 @@ func TestFilesGrep(t *testing.T) {
 		cases := []struct {
 			name    string
 			pattern string
+			path    string
 			opts    []sandbox.GrepOption
 			want    []match
 		}{
-			{"all_hidden_included_binary_skipped", "foo", []sandbox.GrepOption{sandbox.GrepPath(dir)}, allFoo},
-			{"literal_metachars", "a.*b(", []sandbox.GrepOption{sandbox.GrepPath(dir)}, []match{{"a.txt", 1, "foo a.*b( bar"}}},
-			{"case_sensitive", "FOO", []sandbox.GrepOption{sandbox.GrepPath(dir)}, nil},
-			{"glob_basename", "foo", []sandbox.GrepOption{sandbox.GrepPath(dir), sandbox.GrepGlob("*.go")},
+			{"all_hidden_included_binary_skipped", "foo", dir, nil, allFoo},
+			{"literal_metachars", "a.*b(", dir, nil, []match{{"a.txt", 1, "foo a.*b( bar"}}},
+			{"case_sensitive", "FOO", dir, nil, nil},
+			{"glob_basename", "foo", dir, []sandbox.GrepOption{sandbox.GrepGlob("*.go")},
 				[]match{{"sub/b.go", 1, "foo in go"}, {"sub/deep/c.go", 2, "foo deep"}}},
-			{"glob_with_slash", "foo", []sandbox.GrepOption{sandbox.GrepPath(dir), sandbox.GrepGlob("sub/*.go")},
+			{"glob_with_slash", "foo", dir, []sandbox.GrepOption{sandbox.GrepGlob("sub/*.go")},
 				[]match{{"sub/b.go", 1, "foo in go"}}},
-			{"glob_double_star", "foo", []sandbox.GrepOption{sandbox.GrepPath(dir), sandbox.GrepGlob("**/*.go")},
+			{"glob_double_star", "foo", dir, []sandbox.GrepOption{sandbox.GrepGlob("**/*.go")},
 				[]match{{"sub/b.go", 1, "foo in go"}, {"sub/deep/c.go", 2, "foo deep"}}},
-			{"glob_braces", "foo", []sandbox.GrepOption{sandbox.GrepPath(dir), sandbox.GrepGlob("{a,b}.*")},
+			{"glob_braces", "foo", dir, []sandbox.GrepOption{sandbox.GrepGlob("{a,b}.*")},
 				[]match{{"a.txt", 1, "foo a.*b( bar"}, {"a.txt", 3, "foo again"}, {"sub/b.go", 1, "foo in go"}}},
-			{"single_file", "foo", []sandbox.GrepOption{sandbox.GrepPath(dir + "/a.txt")},
+			{"single_file", "foo", dir + "/a.txt", nil,
 				[]match{{"a.txt", 1, "foo a.*b( bar"}, {"a.txt", 3, "foo again"}}},
-			{"subdir", "foo", []sandbox.GrepOption{sandbox.GrepPath(dir + "/sub/deep")}, []match{{"sub/deep/c.go", 2, "foo deep"}}},
+			{"subdir", "foo", dir + "/sub/deep", nil, []match{{"sub/deep/c.go", 2, "foo deep"}}},
 		}
 		for _, tc := range cases {
 			t.Run(tc.name, func(t *testing.T) {
-				got, truncated := grep(t, tc.pattern, tc.opts...)
+				got, truncated := grep(t, tc.pattern, tc.path, tc.opts...)
 				assert.False(t, truncated)
 				assert.Equal(t, tc.want, got)
 			})
@@ -713,7 +731,7 @@ func TestFilesGrep(t *testing.T) {
 			across := strings.Repeat("x", 65533) + "needle"
 			long := strings.Repeat("y", 100000) + "needle"
 			mustWrite(t, sb, p, across+"\n"+long+"\n")
-			res, err := sb.Grep(testCtx(t), "needle", sandbox.GrepPath(p))
+			res, err := sb.Grep(testCtx(t), "needle", p)
 			require.NoError(t, err)
 			require.Len(t, res.Matches, 2)
 			assert.Equal(t, 1, res.Matches[0].Line)
@@ -726,28 +744,28 @@ func TestFilesGrep(t *testing.T) {
 		t.Run("CRLF", func(t *testing.T) {
 			p := testDir(t) + "/crlf.txt"
 			mustWrite(t, sb, p, "one foo\r\ntwo\r\nthree foo\r\n")
-			res, err := sb.Grep(testCtx(t), "foo", sandbox.GrepPath(p))
+			res, err := sb.Grep(testCtx(t), "foo", p)
 			require.NoError(t, err)
 			assert.Equal(t, []sandbox.GrepMatch{{Path: p, Line: 1, Text: "one foo"}, {Path: p, Line: 3, Text: "three foo"}}, res.Matches)
 		})
 
 		t.Run("InvalidPattern", func(t *testing.T) {
-			_, err := sb.Grep(testCtx(t), "", sandbox.GrepPath(dir))
+			_, err := sb.Grep(testCtx(t), "", dir)
 			assert.ErrorIs(t, err, sandbox.ErrInvalidPattern)
-			_, err = sb.Grep(testCtx(t), "foo", sandbox.GrepPath(dir), sandbox.GrepGlob("../*"))
+			_, err = sb.Grep(testCtx(t), "foo", dir, sandbox.GrepGlob("../*"))
 			assert.ErrorIs(t, err, sandbox.ErrInvalidPattern)
 		})
 
 		t.Run("MaxCount", func(t *testing.T) {
-			got, truncated := grep(t, "foo", sandbox.GrepPath(dir), sandbox.GrepMaxCount(2))
+			got, truncated := grep(t, "foo", dir, sandbox.GrepMaxCount(2))
 			assert.True(t, truncated)
 			assert.Equal(t, allFoo[:2], got)
 
-			got, truncated = grep(t, "foo", sandbox.GrepPath(dir), sandbox.GrepMaxCount(len(allFoo)))
+			got, truncated = grep(t, "foo", dir, sandbox.GrepMaxCount(len(allFoo)))
 			assert.False(t, truncated, "exactly max count matches is not truncated")
 			assert.Equal(t, allFoo, got)
 
-			_, err := sb.Grep(testCtx(t), "foo", sandbox.GrepMaxCount(0))
+			_, err := sb.Grep(testCtx(t), "foo", dir, sandbox.GrepMaxCount(0))
 			assert.Error(t, err)
 		})
 
@@ -755,13 +773,13 @@ func TestFilesGrep(t *testing.T) {
 			token := "token-" + strings.ReplaceAll(t.Name(), "/", "-") + "-unique"
 			p := testDir(t) + "/g.txt"
 			mustWrite(t, sb, p, "before\n"+token+"\n")
-			res, err := sb.Grep(testCtx(t), token)
+			res, err := sb.Grep(testCtx(t), token, "")
 			require.NoError(t, err)
 			assert.Equal(t, []sandbox.GrepMatch{{Path: p, Line: 2, Text: token}}, res.Matches)
 		})
 
 		t.Run("Missing", func(t *testing.T) {
-			_, err := sb.Grep(testCtx(t), "foo", sandbox.GrepPath(dir+"/missing"))
+			_, err := sb.Grep(testCtx(t), "foo", dir+"/missing")
 			require.ErrorIs(t, err, fs.ErrNotExist)
 		})
 	})

@@ -18,7 +18,7 @@ func TestGrepGlobDotfiles(t *testing.T) {
 		writeTree(t, sb, dir, map[string]string{
 			"a.go": "TODO a\n", ".hidden.go": "TODO hidden\n", ".cache/c.go": "TODO cache\n", "b.py": "TODO py\n",
 		})
-		res, err := sb.Grep(ctx, "TODO", sandbox.GrepPath(dir), sandbox.GrepGlob("*.go"))
+		res, err := sb.Grep(ctx, "TODO", dir, sandbox.GrepGlob("*.go"))
 		require.NoError(t, err)
 		var got []string
 		for _, m := range res.Matches {

@@ -93,7 +93,7 @@ func TestHostileFiles(t *testing.T) {
 				})
 			}
 			promptly(t, "grep next to devices", func() {
-				found, err := sb.Grep(testCtx(t), "needle", sandbox.GrepPath(dir))
+				found, err := sb.Grep(testCtx(t), "needle", dir)
 				require.NoError(t, err)
 				require.Len(t, found.Matches, 1)
 				assert.Equal(t, dir+"/text.txt", found.Matches[0].Path)
@@ -119,7 +119,7 @@ func TestHostileFiles(t *testing.T) {
 				assert.ErrorIs(t, err, sandbox.ErrNotRegular)
 			})
 			promptly(t, "grep a FIFO's directory", func() {
-				_, err := sb.Grep(testCtx(t), "x", sandbox.GrepPath(dir))
+				_, err := sb.Grep(testCtx(t), "x", dir)
 				require.NoError(t, err)
 			})
 		})
@@ -145,7 +145,7 @@ func TestHostileFiles(t *testing.T) {
 				}
 			})
 			promptly(t, "grep next to 10 GiB", func() {
-				found, err := sb.Grep(testCtx(t), "needle", sandbox.GrepPath(dir))
+				found, err := sb.Grep(testCtx(t), "needle", dir)
 				require.NoError(t, err)
 				require.Len(t, found.Matches, 1, "the binary file is skipped")
 			})
@@ -166,7 +166,7 @@ func TestHostileFiles(t *testing.T) {
 			require.NoError(t, err)
 			assert.True(t, page.Truncated)
 			assert.LessOrEqual(t, len(page.Content), 512000+1024)
-			found, err := sb.Grep(testCtx(t), "aaaa", sandbox.GrepPath(dir))
+			found, err := sb.Grep(testCtx(t), "aaaa", dir)
 			require.NoError(t, err)
 			require.Len(t, found.Matches, 1)
 			assert.LessOrEqual(t, len(found.Matches[0].Text), 64<<10, "a grep line is cut at 64 KiB")
@@ -181,13 +181,13 @@ func TestGrepFlood(t *testing.T) {
 	// 2000 lines of 40 KB: 80 MB of matches, over the 64 MiB frame limit.
 	mustSh(t, sb, "mkdir flood && yes \"needle $(head -c 40000 /dev/zero | tr '\\0' a)\" | head -n 2000 > flood/big.txt")
 	promptly(t, "grep 80 MB of matches", func() {
-		found, err := sb.Grep(testCtx(t), "needle", sandbox.GrepPath("flood"))
+		found, err := sb.Grep(testCtx(t), "needle", "flood")
 		require.NoError(t, err)
 		assert.True(t, found.Truncated)
 		assert.NotEmpty(t, found.Matches)
 		t.Logf("%d matches returned", len(found.Matches))
 	})
-	found, err := sb.Grep(testCtx(t), "needle", sandbox.GrepPath("flood"), sandbox.GrepMaxCount(10))
+	found, err := sb.Grep(testCtx(t), "needle", "flood", sandbox.GrepMaxCount(10))
 	require.NoError(t, err)
 	assert.Len(t, found.Matches, 10)
 }

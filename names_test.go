@@ -154,22 +154,22 @@ func TestByteNamesListAndSearch(t *testing.T) {
 		}
 		assert.Len(t, g.Matches, len(byteNames)+1)
 
-		gr, err := sb.Grep(ctx, "inner", sandbox.GrepPath(dir))
+		gr, err := sb.Grep(ctx, "inner", dir)
 		require.NoError(t, err)
 		got := map[string]string{}
 		for _, m := range gr.Matches {
 			got[m.Path] = m.Text
 		}
 		assert.Equal(t, map[string]string{dir + "/d\xfe/in\xff": "inner", dir + "/d\xfe/in\uFFFD": "inner fffd"}, got)
-		gr, err = sb.Grep(ctx, "\xff", sandbox.GrepPath(dir))
+		gr, err = sb.Grep(ctx, "\xff", dir)
 		require.NoError(t, err)
 		require.Len(t, gr.Matches, 1, "the pattern is bytes: U+FFFD is not \\xff")
 		assert.Equal(t, sandbox.GrepMatch{Path: dir + "/g\xff", Line: 1, Text: "line \xff here"}, gr.Matches[0])
-		gr, err = sb.Grep(ctx, "f", sandbox.GrepPath(dir+"/x\xff"))
+		gr, err = sb.Grep(ctx, "f", dir+"/x\xff")
 		require.NoError(t, err)
 		require.Len(t, gr.Matches, 1)
 		assert.Equal(t, dir+"/x\xff", gr.Matches[0].Path)
-		gr, err = sb.Grep(ctx, "in", sandbox.GrepPath(dir), sandbox.GrepGlob("in\xff"))
+		gr, err = sb.Grep(ctx, "in", dir, sandbox.GrepGlob("in\xff"))
 		require.NoError(t, err)
 		require.Len(t, gr.Matches, 1)
 		assert.Equal(t, dir+"/d\xfe/in\xff", gr.Matches[0].Path)

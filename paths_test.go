@@ -113,7 +113,7 @@ func checkPathOps(t *testing.T, sb *sandbox.DockerSandbox, dir, name string, rel
 		roots = append(roots, parent)
 	}
 	for _, root := range roots {
-		grep, err := sb.Grep(ctx, "new content", sandbox.GrepPath(arg(root)))
+		grep, err := sb.Grep(ctx, "new content", arg(root))
 		require.NoError(t, err, "grep in %q", root)
 		assert.Equal(t, []sandbox.GrepMatch{{Path: p, Line: 1, Text: "new content"}}, grep.Matches, "grep in %q", root)
 	}
@@ -222,12 +222,12 @@ func TestPathsInvalid(t *testing.T) {
 				_, err = sb.Ls(ctx, p)
 				check("ls", err)
 				check("delete", sb.Delete(ctx, p))
-				if p != "" { // an empty glob root means "/"
+				if p != "" { // an empty search root means the working directory
 					_, err = sb.Glob(ctx, "*", p)
 					check("glob", err)
+					_, err = sb.Grep(ctx, "x", p)
+					check("grep", err)
 				}
-				_, err = sb.Grep(ctx, "x", sandbox.GrepPath(p))
-				check("grep", err)
 
 				up, err := sb.UploadFiles(ctx, []sandbox.FileUpload{{Path: p, Content: []byte("x")}})
 				require.NoError(t, err)

@@ -13,17 +13,21 @@ type GlobResult struct {
 	Truncated bool       // the search stopped early (time or count budget, unreadable dirs)
 }
 
-// Glob finds regular files under path ("" means "/") whose path matches
-// pattern, with deepagents 0.7's rules: a pattern without "/" matches the
-// base name at any depth; with "/" it matches the path relative to path,
-// "**" spanning directories; {a,b} braces expand; dot-files match only a
-// pattern part that starts with "."; ".." is ErrInvalidPattern. Searching
-// "/" skips /proc, /sys and /dev.
+// Glob finds regular files under path whose path matches pattern, with
+// deepagents 0.7's rules: a pattern without "/" matches the base name at
+// any depth; with "/" it matches the path relative to path, "**" spanning
+// directories; {a,b} braces expand; dot-files match only a pattern part
+// that starts with "."; ".." is ErrInvalidPattern. Searching "/" skips
+// /proc, /sys and /dev.
+//
+// Glob and Grep take the search path the same way: an argument, absolute
+// or relative to the working directory, "" meaning the working directory.
+// That is where every other relative path of the library resolves, and
+// what the agent tools search by default (tools.New); deepagents' Python
+// glob defaulted to "/", a walk of the whole container, and its grep to
+// the working directory.
 func (s *DockerSandbox) Glob(ctx context.Context, pattern, path string) (GlobResult, error) {
-	if path == "" {
-		path = "/"
-	}
-	p, err := s.abs("glob", path)
+	p, err := s.abs("glob", searchPath(path))
 	if err != nil {
 		return GlobResult{}, err
 	}
@@ -51,16 +55,17 @@ type GrepResult struct {
 type GrepOption func(*grepConfig) error
 
 type grepConfig struct {
-	path, glob string
-	maxCount   int
+	glob     string
+	maxCount int
 }
 
-// GrepPath searches this file or directory instead of the working directory.
-func GrepPath(path string) GrepOption {
-	return func(c *grepConfig) error {
-		c.path = path
-		return nil
+// searchPath is the search root of Glob and Grep: "" is the working
+// directory.
+func searchPath(path string) string {
+	if path == "" {
+		return "."
 	}
+	return path
 }
 
 // GrepGlob searches only files matching pattern: without "/" it matches
@@ -86,16 +91,18 @@ func GrepMaxCount(n int) GrepOption {
 }
 
 // Grep finds lines containing pattern, a literal string (not a regular
-// expression), in the regular files under the working directory (or
-// GrepPath), hidden files included and binary files skipped.
-func (s *DockerSandbox) Grep(ctx context.Context, pattern string, opts ...GrepOption) (GrepResult, error) {
-	cfg := grepConfig{path: "."}
+// expression), in path (a file, or the regular files under a directory),
+// hidden files included and binary files skipped. path is absolute or
+// relative to the working directory; "" means the working directory, as
+// for Glob.
+func (s *DockerSandbox) Grep(ctx context.Context, pattern, path string, opts ...GrepOption) (GrepResult, error) {
+	var cfg grepConfig
 	for _, opt := range opts {
 		if err := opt(&cfg); err != nil {
 			return GrepResult{}, err
 		}
 	}
-	p, err := s.abs("grep", cfg.path)
+	p, err := s.abs("grep", searchPath(path))
 	if err != nil {
 		return GrepResult{}, err
 	}

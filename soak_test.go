@@ -179,7 +179,7 @@ func soakOp(ctx context.Context, sb *sandbox.DockerSandbox, rng *rand.Rand, dir 
 		_, err := sb.Glob(ctx, "*.txt", dir)
 		return err
 	case "grep":
-		_, err := sb.Grep(ctx, "needle", sandbox.GrepPath(dir), sandbox.GrepMaxCount(50))
+		_, err := sb.Grep(ctx, "needle", dir, sandbox.GrepMaxCount(50))
 		return err
 	case "upload", "upload_2m", "download", "download_2m":
 		if strings.HasSuffix(op, "_2m") {

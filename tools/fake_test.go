@@ -115,8 +115,8 @@ func (f *fakeSandbox) Glob(ctx context.Context, pattern, path string) (sandbox.G
 	return f.glob(ctx, pattern, path)
 }
 
-func (f *fakeSandbox) Grep(ctx context.Context, pattern string, opts ...sandbox.GrepOption) (sandbox.GrepResult, error) {
-	f.record("grep", pattern, optNames(opts))
+func (f *fakeSandbox) Grep(ctx context.Context, pattern, path string, opts ...sandbox.GrepOption) (sandbox.GrepResult, error) {
+	f.record("grep", pattern, path, optNames(opts))
 	if f.grep == nil {
 		return sandbox.GrepResult{}, nil
 	}

@@ -93,11 +93,11 @@ func (e *env) grep(ctx context.Context, a *args) Result {
 		}
 		root = p
 	}
-	opts := []sandbox.GrepOption{sandbox.GrepPath(root), sandbox.GrepMaxCount(maxCount)}
+	opts := []sandbox.GrepOption{sandbox.GrepMaxCount(maxCount)}
 	if hasGlob && glob != "" {
 		opts = append(opts, sandbox.GrepGlob(glob))
 	}
-	res, err := e.sb.Grep(ctx, pattern, opts...)
+	res, err := e.sb.Grep(ctx, pattern, root, opts...)
 	if err != nil {
 		var pe *fs.PathError
 		if errors.As(err, &pe) {

@@ -189,9 +189,9 @@ func TestGrepResults(t *testing.T) {
 func TestGrepOptions(t *testing.T) {
 	f := newFake()
 	call(t, f, "grep", `{"pattern": "x", "glob": "*.go", "path": "/src", "max_count": 5}`)
-	assert.Equal(t, "grep x [GrepPath GrepMaxCount GrepGlob]", f.lastCall())
+	assert.Equal(t, "grep x /src [GrepMaxCount GrepGlob]", f.lastCall())
 	call(t, f, "grep", `{"pattern": "x", "glob": ""}`)
-	assert.Equal(t, "grep x [GrepPath GrepMaxCount]", f.lastCall(), "an empty glob filters nothing")
+	assert.Equal(t, "grep x /workspace [GrepMaxCount]", f.lastCall(), "an empty glob filters nothing")
 }
 
 func TestGrepTruncation(t *testing.T) {

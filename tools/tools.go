@@ -18,7 +18,7 @@ type Sandbox interface {
 	Edit(ctx context.Context, path, oldString, newString string, replaceAll bool) (int, error)
 	Ls(ctx context.Context, path string) ([]sandbox.FileInfo, error)
 	Glob(ctx context.Context, pattern, path string) (sandbox.GlobResult, error)
-	Grep(ctx context.Context, pattern string, opts ...sandbox.GrepOption) (sandbox.GrepResult, error)
+	Grep(ctx context.Context, pattern, path string, opts ...sandbox.GrepOption) (sandbox.GrepResult, error)
 	Delete(ctx context.Context, path string) error
 }
 

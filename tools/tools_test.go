@@ -177,7 +177,8 @@ func TestRelativePathsLandInTheWorkingDir(t *testing.T) {
 		{"glob", `{"pattern": "*.py", "path": "src"}`, "glob *.py /srv/app/src"},
 		{"glob", `{"pattern": "/etc/*.conf"}`, "glob /etc/*.conf /"},
 		{"glob", `{"pattern": "/*.py", "path": "/srv"}`, "glob /*.py /srv"},
-		{"grep", `{"pattern": "x"}`, "grep x [GrepPath GrepMaxCount]"},
+		{"grep", `{"pattern": "x"}`, "grep x /srv/app [GrepMaxCount]"},
+		{"grep", `{"pattern": "x", "path": "src"}`, "grep x /srv/app/src [GrepMaxCount]"},
 		{"delete", `{"file_path": "tmp"}`, "delete /srv/app/tmp"},
 	} {
 		res := call(t, f, c.tool, c.args)

@@ -146,11 +146,11 @@ func (b *Backend) GrepRaw(ctx context.Context, req *filesystem.GrepRequest) ([]f
 	if req == nil {
 		return nil, errNilRequest
 	}
-	opts := []sandbox.GrepOption{sandbox.GrepPath(b.abs(req.Path, b.sb.WorkingDir()))}
+	var opts []sandbox.GrepOption
 	if req.Glob != "" {
 		opts = append(opts, sandbox.GrepGlob(req.Glob))
 	}
-	res, err := b.sb.Grep(ctx, req.Pattern, opts...)
+	res, err := b.sb.Grep(ctx, req.Pattern, b.abs(req.Path, b.sb.WorkingDir()), opts...)
 	if err != nil {
 		return nil, err
 	}

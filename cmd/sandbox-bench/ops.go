@@ -41,7 +41,7 @@ func (b *bench) operations(ctx context.Context, shared bool) (map[string]float64
 			return err
 		}},
 		{"ls", func() error { _, err := sb.Ls(ctx, "bench"); return err }},
-		{"grep", func() error { _, err := sb.Grep(ctx, "abcdef", sandbox.GrepPath("bench")); return err }},
+		{"grep", func() error { _, err := sb.Grep(ctx, "abcdef", "bench"); return err }},
 		{"glob", func() error { _, err := sb.Glob(ctx, "*.txt", sb.WorkingDir()); return err }},
 		{"upload_1k", func() error { return upload(ctx, sb, "bench/up1k", oneK) }},
 		{"download_1k", func() error { return download(ctx, sb, "bench/up1k", len(oneK)) }},

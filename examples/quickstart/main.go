@@ -51,7 +51,7 @@ func run(ctx context.Context, image string) error {
 	}
 	fmt.Printf("notes/todo.txt (%d lines):\n%s\n", page.TotalLines, page.Content)
 
-	found, err := sb.Grep(ctx, "mom")
+	found, err := sb.Grep(ctx, "mom", "")
 	if err != nil {
 		return err
 	}

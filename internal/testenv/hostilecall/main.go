@@ -121,7 +121,7 @@ func call(ctx context.Context, sb *sandbox.DockerSandbox, op string, rep *Report
 		res, err := sb.Glob(ctx, "*", "/")
 		return len(res.Matches), nil, err
 	case "grep":
-		res, err := sb.Grep(ctx, "x", sandbox.GrepPath("/etc"))
+		res, err := sb.Grep(ctx, "x", "/etc")
 		return len(res.Matches), nil, err
 	case "edit":
 		n, err := sb.Edit(ctx, "/tmp/hostile.txt", "a", "b", false)
