@@ -44,9 +44,10 @@ func (b *Backend) Execute(ctx context.Context, req *filesystem.ExecuteRequest) (
 // Ending ctx, or closing the reader before its end, kills the command's
 // process tree (a closed reader is noticed within a second: while the
 // command is silent, the stream carries an empty chunk every half second,
-// which Eino's execute tool skips); the stream then ends with ctx's error. A failure to start
-// (an empty command, a closed sandbox) is returned at once. Read the
-// stream to its end or close it: its writer waits for the reader.
+// which Eino's execute tool skips); the stream then ends with ctx's error.
+// An empty command is an error at once; any other failure (a closed
+// sandbox, say) ends the stream. Read the stream to its end or close it:
+// its writer waits for the reader.
 func (b *Backend) ExecuteStreaming(ctx context.Context, req *filesystem.ExecuteRequest) (*schema.StreamReader[*filesystem.ExecuteResponse], error) {
 	if req == nil {
 		return nil, errNilRequest
