@@ -169,6 +169,11 @@ func (c *Config) idleTimeout() time.Duration {
 	return c.IdleTimeout
 }
 
+// networked reports whether the sandboxes have a network (execute's
+// openWorldHint): every mode but "none". A network mode that
+// SandboxOptions set is not seen: the hint then says networked.
+func (c *Config) networked() bool { return c.NetworkMode != "none" }
+
 func (c *Config) workingDir() string {
 	if c.WorkingDir != "" {
 		return c.WorkingDir

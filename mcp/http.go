@@ -92,7 +92,7 @@ func NewHTTPHandler(cfg Config) *HTTPHandler {
 	// sandbox; calls are routed to the session's own tool set.
 	for _, t := range tools.New(describeOnly{wd: cfg.workingDir()}, cfg.Tools) {
 		name := t.Name
-		h.server.AddTool(mcpTool(t), func(ctx context.Context, req *mcp.CallToolRequest) (*mcp.CallToolResult, error) {
+		h.server.AddTool(mcpTool(t, cfg.networked()), func(ctx context.Context, req *mcp.CallToolRequest) (*mcp.CallToolResult, error) {
 			return h.call(ctx, req, name), nil
 		})
 	}

@@ -39,8 +39,30 @@ func newServer(cfg *Config) *mcp.Server {
 			"Relative paths resolve against %s.", cfg.workingDir()),
 		Logger:       cfg.SDKLogger,
 		Capabilities: &mcp.ServerCapabilities{Tools: &mcp.ToolCapabilities{}},
+		// The same versions over stdio and HTTP (see ProtocolVersions).
+		SupportedProtocolVersions: ProtocolVersions(),
 	})
 }
+
+// ProtocolVersions returns the MCP protocol versions the server accepts,
+// newest first, over stdio and HTTP alike: those of the SDK that have
+// sessions (up to 2025-11-25). Protocol version 2026-07-28 has none over
+// HTTP, and this server gives each MCP session its own sandbox; a client
+// that asks for it (server/discover) is told these versions and falls back
+// to the initialize handshake, as the SDK's and mark3labs/mcp-go's
+// clients do.
+func ProtocolVersions() []string {
+	var out []string
+	for _, v := range mcp.SupportedProtocolVersions() {
+		if v < sessionlessProtocol {
+			out = append(out, v)
+		}
+	}
+	return out
+}
+
+// sessionlessProtocol is the first MCP protocol version without sessions.
+const sessionlessProtocol = "2026-07-28"
 
 // sandboxCloseTimeout bounds the wait for a sandbox's removal when a
 // session or the server ends, whatever the container or the daemon does
@@ -78,7 +100,7 @@ func NewStdioServer(ctx context.Context, cfg Config) (*mcp.Server, *sandbox.Dock
 		return nil, nil, err
 	}
 	server := newServer(&cfg)
-	AddTools(server, sb, cfg.Tools)
+	addTools(server, sb, cfg.Tools, cfg.networked())
 	return server, sb, nil
 }
 

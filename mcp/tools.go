@@ -16,22 +16,76 @@ import (
 const MetaExitCode = "com.dockersandbox/exitCode"
 
 // AddTools registers every tool of tools.New(sb, opts) on server, with the
-// tool's own JSON Schema and without validation by the SDK: the tools
-// check their arguments themselves, and bad arguments come back as a
-// result with IsError set, which the model can read and correct.
+// tool's own JSON Schema and annotations (see Annotations) and without
+// validation by the SDK: the tools check their arguments themselves, and
+// bad arguments come back as a result with IsError set, which the model
+// can read and correct. execute is annotated as reaching the open world:
+// AddTools does not know whether sb has a network.
 func AddTools(server *mcp.Server, sb tools.Sandbox, opts tools.Options) {
+	addTools(server, sb, opts, true)
+}
+
+// addTools is AddTools; networked says whether the sandbox has a network.
+func addTools(server *mcp.Server, sb tools.Sandbox, opts tools.Options, networked bool) {
 	wd := sb.WorkingDir()
 	for _, t := range tools.New(sb, opts) {
-		server.AddTool(mcpTool(t), func(ctx context.Context, req *mcp.CallToolRequest) (*mcp.CallToolResult, error) {
+		server.AddTool(mcpTool(t, networked), func(ctx context.Context, req *mcp.CallToolRequest) (*mcp.CallToolResult, error) {
 			args := arguments(req)
 			return callToolResult(t.Call(ctx, args), args, wd), nil
 		})
 	}
 }
 
-// mcpTool is the MCP description of t.
-func mcpTool(t tools.Tool) *mcp.Tool {
-	return &mcp.Tool{Name: t.Name, Description: t.Description, InputSchema: t.InputSchema}
+// mcpTool is the MCP description of t; networked says whether the
+// sandbox has a network (execute's openWorldHint).
+func mcpTool(t tools.Tool, networked bool) *mcp.Tool {
+	a := Annotations(t.Name, networked)
+	title := ""
+	if a != nil {
+		title = a.Title
+	}
+	return &mcp.Tool{Name: t.Name, Title: title, Description: t.Description, InputSchema: t.InputSchema, Annotations: a}
+}
+
+// Annotations returns the MCP annotations of the tool name (nil for a name
+// that is not one of the tools): a title; readOnlyHint for ls, read_file,
+// glob and grep, which change nothing; destructiveHint for the tools that
+// can overwrite or remove what exists (write_file, edit_file, delete,
+// execute); idempotentHint where a second identical call changes nothing
+// more (write_file, delete, and the read-only ones); openWorldHint only for
+// execute, whose commands reach the network unless networked is false
+// (network mode "none"): the file tools stay inside the container.
+func Annotations(name string, networked bool) *mcp.ToolAnnotations {
+	yes, no := true, false
+	a := func(title string, readOnly, destructive, idempotent, openWorld bool) *mcp.ToolAnnotations {
+		d, o := &no, &no
+		if destructive {
+			d = &yes
+		}
+		if openWorld {
+			o = &yes
+		}
+		return &mcp.ToolAnnotations{Title: title, ReadOnlyHint: readOnly, DestructiveHint: d, IdempotentHint: idempotent, OpenWorldHint: o}
+	}
+	switch name {
+	case "ls":
+		return a("List directory", true, false, true, false)
+	case "read_file":
+		return a("Read file", true, false, true, false)
+	case "write_file":
+		return a("Write file", false, true, true, false)
+	case "edit_file":
+		return a("Edit file", false, true, false, false)
+	case "glob":
+		return a("Find files by name (glob)", true, false, true, false)
+	case "grep":
+		return a("Search file contents (grep)", true, false, true, false)
+	case "execute":
+		return a("Run shell command", false, true, false, networked)
+	case "delete":
+		return a("Delete file or directory", false, true, true, false)
+	}
+	return nil
 }
 
 // arguments returns the raw arguments of req, "{}" when there are none.
