@@ -10,12 +10,13 @@ import (
 	"time"
 
 	"github.com/dockersandbox/sandbox"
-	"github.com/dockersandbox/sandbox/internal/testenv"
 )
 
-// The examples run against the test daemon on a locally built image; in
-// your code, any image works (the default is DefaultImage).
-var exampleImage = sandbox.WithImage(testenv.BusyboxImage)
+// The examples run against the test daemon on an image the tests build
+// locally (go run ./internal/testenv/cmd/testimages); in your code, any
+// image works (the default is DefaultImage). They use the public API only,
+// so they can be copied as they are.
+var exampleImage = sandbox.WithImage("dockersandbox-test/busybox:1")
 
 func ExampleNew() {
 	ctx := context.Background()

@@ -117,6 +117,34 @@ func (p *Pool) Get(ctx context.Context) (*DockerSandbox, error) {
 // Ready returns how many sandboxes are ready to be handed out.
 func (p *Pool) Ready() int { return len(p.ready) }
 
+// WaitReady waits until a sandbox is ready to be handed out, so that the
+// next Get takes no creation: right after NewPool none is (the first one
+// takes as long as New, about a second). It returns nil then; the error of
+// a background creation that failed (the pool keeps trying); ErrClosed if
+// the pool is closed; or the context's error.
+func (p *Pool) WaitReady(ctx context.Context) error {
+	tick := time.NewTicker(10 * time.Millisecond)
+	defer tick.Stop()
+	for {
+		p.mu.Lock()
+		closed, err := p.closed, p.lastErr
+		p.mu.Unlock()
+		switch {
+		case closed:
+			return fmt.Errorf("sandbox: pool: %w", ErrClosed)
+		case len(p.ready) > 0:
+			return nil
+		case err != nil:
+			return err
+		}
+		select {
+		case <-ctx.Done():
+			return ctx.Err()
+		case <-tick.C:
+		}
+	}
+}
+
 // Err returns the error of the pool's last background creation, if it
 // failed (a missing image, say); nil once one succeeds.
 func (p *Pool) Err() error {

@@ -6,7 +6,6 @@ import (
 	"fmt"
 
 	"github.com/dockersandbox/sandbox"
-	"github.com/dockersandbox/sandbox/internal/testenv"
 	"github.com/dockersandbox/sandbox/tools"
 )
 
@@ -15,7 +14,7 @@ import (
 func Example() {
 	ctx := context.Background()
 	// Any image works; this one is the tests' local busybox image.
-	sb, err := sandbox.New(ctx, sandbox.WithImage(testenv.BusyboxImage), sandbox.WithPullPolicy(sandbox.PullNever))
+	sb, err := sandbox.New(ctx, sandbox.WithImage("dockersandbox-test/busybox:1"), sandbox.WithPullPolicy(sandbox.PullNever))
 	if err != nil {
 		fmt.Println(err)
 		return

@@ -11,7 +11,6 @@ import (
 	"github.com/cloudwego/eino/schema"
 	"github.com/dockersandbox/sandbox"
 	sandboxeino "github.com/dockersandbox/sandbox/adapters/eino"
-	"github.com/dockersandbox/sandbox/internal/testenv"
 )
 
 // A deep agent whose files and shell are a Docker sandbox. Any
@@ -20,7 +19,7 @@ import (
 func ExampleNewBackend() {
 	ctx := context.Background()
 	// Any image works; this one is the tests' local busybox image.
-	sb, err := sandbox.New(ctx, sandbox.WithImage(testenv.BusyboxImage), sandbox.WithPullPolicy(sandbox.PullNever))
+	sb, err := sandbox.New(ctx, sandbox.WithImage("dockersandbox-test/busybox:1"), sandbox.WithPullPolicy(sandbox.PullNever))
 	if err != nil {
 		fmt.Println(err)
 		return

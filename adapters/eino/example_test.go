@@ -8,7 +8,6 @@ import (
 	"github.com/cloudwego/eino/schema"
 	"github.com/dockersandbox/sandbox"
 	sandboxeino "github.com/dockersandbox/sandbox/adapters/eino"
-	"github.com/dockersandbox/sandbox/internal/testenv"
 	"github.com/dockersandbox/sandbox/tools"
 )
 
@@ -18,7 +17,7 @@ import (
 func Example() {
 	ctx := context.Background()
 	// Any image works; this one is the tests' local busybox image.
-	sb, err := sandbox.New(ctx, sandbox.WithImage(testenv.BusyboxImage), sandbox.WithPullPolicy(sandbox.PullNever),
+	sb, err := sandbox.New(ctx, sandbox.WithImage("dockersandbox-test/busybox:1"), sandbox.WithPullPolicy(sandbox.PullNever),
 		sandbox.WithNetworkMode("none"))
 	if err != nil {
 		fmt.Println(err)

@@ -6,7 +6,6 @@ import (
 
 	"github.com/dockersandbox/sandbox"
 	sandboxlangchaingo "github.com/dockersandbox/sandbox/adapters/langchaingo"
-	"github.com/dockersandbox/sandbox/internal/testenv"
 	"github.com/dockersandbox/sandbox/tools"
 	"github.com/tmc/langchaingo/agents"
 	"github.com/tmc/langchaingo/chains"
@@ -19,7 +18,7 @@ import (
 func Example() {
 	ctx := context.Background()
 	// Any image works; this one is the tests' local busybox image.
-	sb, err := sandbox.New(ctx, sandbox.WithImage(testenv.BusyboxImage), sandbox.WithPullPolicy(sandbox.PullNever),
+	sb, err := sandbox.New(ctx, sandbox.WithImage("dockersandbox-test/busybox:1"), sandbox.WithPullPolicy(sandbox.PullNever),
 		sandbox.WithNetworkMode("none"))
 	if err != nil {
 		fmt.Println(err)
