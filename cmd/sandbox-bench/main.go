@@ -19,6 +19,7 @@ import (
 	"math"
 	"os"
 	"slices"
+	"strings"
 	"time"
 
 	"github.com/dockersandbox/sandbox"
@@ -30,6 +31,7 @@ func main() {
 	n := flag.Int("n", 20, "iterations per operation")
 	load := flag.Bool("load", false, "also measure throughput: 200 concurrent Executes on one sandbox, 50 sandboxes alive at once")
 	rssChild := flag.Bool("rss-child", false, "internal: run only the 256 MiB output measurement")
+	flag.Usage = usage
 	flag.Parse()
 	if *n < 1 {
 		fail(fmt.Errorf("-n must be at least 1"))
@@ -123,4 +125,20 @@ func (s samples) medians() map[string]float64 {
 		out[name] = math.Round(float64(m.Nanoseconds())/1e3) / 1e3 // ms, to the microsecond
 	}
 	return out
+}
+
+// usage prints the flags, without the internal ones (their usage starts
+// with "internal:"), which the command passes to itself.
+func usage() {
+	out := flag.CommandLine.Output()
+	fmt.Fprintf(out, "usage: sandbox-bench [-image IMAGE] [-n N] [-load]\n")
+	shown := flag.NewFlagSet("sandbox-bench", flag.ContinueOnError)
+	flag.VisitAll(func(f *flag.Flag) {
+		if !strings.HasPrefix(f.Usage, "internal:") {
+			shown.Var(f.Value, f.Name, f.Usage)
+			shown.Lookup(f.Name).DefValue = f.DefValue
+		}
+	})
+	shown.SetOutput(out)
+	shown.PrintDefaults()
 }
