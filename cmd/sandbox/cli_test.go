@@ -199,3 +199,17 @@ func TestCLIFiltersAndJSON(t *testing.T) {
 	assert.JSONEq(t, `["`+web+`"]`, out)
 	assert.Empty(t, ls("-label", label))
 }
+
+// Without sandbox-mcp on PATH, sandbox mcp says how to install it: the
+// README's command, into the README's install directory.
+func TestCLIMCPHint(t *testing.T) {
+	run := build(t)
+	readme, err := os.ReadFile("../../README.md")
+	require.NoError(t, err)
+	assert.Contains(t, string(readme), mcpInstall, "the README installs sandbox-mcp the same way")
+	t.Setenv("PATH", t.TempDir())
+	_, errOut, code := run(t, "", "mcp")
+	assert.Equal(t, 1, code)
+	assert.Contains(t, errOut, mcpInstall)
+	assert.Equal(t, 1, strings.Count(errOut, "\n"), "one line: %s", errOut)
+}
