@@ -36,8 +36,11 @@ type FS struct {
 }
 
 // FS returns the sandbox's file system, rooted at "/", whose operations
-// run within ctx.
+// run within ctx (a nil ctx is context.Background()).
 func (s *DockerSandbox) FS(ctx context.Context) *FS {
+	if ctx == nil {
+		ctx = context.Background()
+	}
 	return &FS{s: s, ctx: ctx, root: "/"}
 }
 
@@ -99,6 +102,8 @@ func (f *FS) Stat(name string) (fs.FileInfo, error) {
 // ReadDir lists the named directory, sorted by name, in one request. As
 // in os.ReadDir, entries describe the directory's members themselves: a
 // symbolic link is of type fs.ModeSymlink, and its Info describes the link.
+// A directory whose listing exceeds what one answer of the helper holds
+// (16 MiB, some 100,000 entries) fails with an error saying so.
 func (f *FS) ReadDir(name string) ([]fs.DirEntry, error) {
 	p, err := f.abs("readdir", name)
 	if err != nil {
