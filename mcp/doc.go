@@ -14,6 +14,10 @@
 //     container) and removed when the session ends: the client deletes
 //     it (HTTP DELETE), the client sends nothing for [Config.IdleTimeout]
 //     (a call in progress counts as activity), or the handler is closed.
+//     A client that never sends DELETE keeps its sandbox until then.
+//
+// Both transports accept the same protocol versions ([ProtocolVersions]),
+// and every tool carries MCP annotations ([Annotations]).
 //
 // [AddTools] registers the tools of one sandbox on any *mcp.Server, and
 // [CallToolResult] converts a tool result to its MCP form; they are the
