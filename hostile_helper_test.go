@@ -11,6 +11,7 @@ import (
 	"os"
 	"os/exec"
 	"path"
+	"runtime"
 	"strings"
 	"sync"
 	"syscall"
@@ -116,6 +117,7 @@ func closeBounded(t *testing.T, cli *client.Client, sb *sandbox.DockerSandbox) {
 		}
 	case <-time.After(closeBound + overdue):
 		t.Errorf("Close: no return within %v (bound %v)", closeBound+overdue, closeBound)
+		logStacks(t)
 	}
 	if !assert.Eventually(t, func() bool { return containerGone(t, cli, sb.ID()) }, 5*time.Second, 100*time.Millisecond,
 		"the container is gone after Close") {
@@ -155,6 +157,7 @@ func (r timed) within(t *testing.T, what string, bound time.Duration) bool {
 	t.Helper()
 	if !r.returned {
 		t.Errorf("%s: no return after %v (bound %v)", what, r.took.Round(time.Millisecond), bound)
+		logStacks(t)
 		return false
 	}
 	t.Logf("%s: %v: %v", what, r.took.Round(time.Millisecond), r.err)
@@ -169,6 +172,21 @@ func failedClearly(t *testing.T, what string, err error, ctxOK bool) {
 		return
 	}
 	assert.ErrorIs(t, err, sandbox.ErrHelper, what)
+}
+
+// skipReplacedHelperOnPodman skips a test that replaces the helper with
+// one that never exits, on Podman: Podman 4.3 goes on running an exec
+// session after its client hung up, and every session left so keeps its
+// container busy (its lock, and a wait for the session's exit file, for
+// about the stop timeout: a new exec took 9-14 s and the kill 11 s per
+// session with 4-8 such sessions; RELIABILITY.md, Known limits). The
+// daemon's answers then come later than the library's bounds, which these
+// tests assert; they run on the two Docker engines.
+func skipReplacedHelperOnPodman(t *testing.T) {
+	t.Helper()
+	if testenv.Podman(t) {
+		t.Skip("Podman 4.3 keeps a container busy for each exec session a never-exiting helper leaves; see RELIABILITY.md, Known limits")
+	}
 }
 
 // concurrently runs fn for each item in a subtest of its own, all at once
@@ -236,6 +254,7 @@ type hangCase struct {
 // an exec per call.
 func TestHostileHelperBounds(t *testing.T) {
 	t.Parallel()
+	skipReplacedHelperOnPodman(t)
 	cli := testenv.Client(t)
 	helper, err := os.ReadFile(testenv.BuildTool(t, ".", "internal/testenv/hostilehelper"))
 	require.NoError(t, err)
@@ -317,6 +336,7 @@ func boundedCalls(t *testing.T, sb *sandbox.DockerSandbox, failing, endless bool
 // return.
 func TestHostileHelperIsolation(t *testing.T) {
 	t.Parallel()
+	skipReplacedHelperOnPodman(t)
 	cli := testenv.Client(t)
 	helper, err := os.ReadFile(testenv.BuildTool(t, ".", "internal/testenv/hostilehelper"))
 	require.NoError(t, err)
@@ -492,6 +512,7 @@ func memCases() []memCase {
 // detector, whose shadow memory would count) so that its peak is its own.
 func TestHostileHelperMemory(t *testing.T) {
 	t.Parallel()
+	skipReplacedHelperOnPodman(t)
 	cli := testenv.Client(t)
 	helper, err := os.ReadFile(testenv.BuildTool(t, ".", "internal/testenv/hostilehelper"))
 	require.NoError(t, err)
@@ -529,11 +550,14 @@ func checkMemCase(t *testing.T, caller, id string, c memCase) {
 	ctx, cancel := context.WithTimeout(context.Background(), noDeadlineBound+overdue)
 	defer cancel()
 	cmd := exec.CommandContext(ctx, caller, args...)
+	// Overdue: SIGQUIT, for the child's goroutines on its stderr.
+	cmd.Cancel = func() error { return cmd.Process.Signal(syscall.SIGQUIT) }
+	cmd.WaitDelay = 10 * time.Second
 	var stderr bytes.Buffer
 	cmd.Stderr = &stderr
 	out, err := cmd.Output()
 	if ctx.Err() != nil {
-		t.Fatalf("no return within %v: %s", noDeadlineBound+overdue, stderr.String())
+		t.Fatalf("no return within %v: %s", noDeadlineBound+overdue, libraryStacks(stderr.String()))
 	}
 	var rep memReport
 	if jerr := json.Unmarshal(bytes.TrimSpace(out), &rep); jerr != nil {
@@ -646,4 +670,26 @@ func TestHostileFrozenDaemon(t *testing.T) {
 		defer cancel()
 		_, _ = d.cli.ContainerRemove(ctx, sb.ID(), client.ContainerRemoveOptions{Force: true, RemoveVolumes: true})
 	})
+}
+
+// logStacks logs the goroutines that are in the library or the Engine API
+// client, for a call that did not return: where it hangs.
+func logStacks(t *testing.T) {
+	t.Helper()
+	buf := make([]byte, 8<<20)
+	buf = buf[:runtime.Stack(buf, true)]
+	t.Logf("goroutines in the library:\n%s", libraryStacks(string(buf)))
+}
+
+// libraryStacks keeps, of a goroutine dump, the goroutines in the library
+// or the Engine API client.
+func libraryStacks(dump string) string {
+	var b strings.Builder
+	for _, g := range strings.Split(dump, "\n\n") {
+		if strings.Contains(g, "dockersandbox/sandbox.") || strings.Contains(g, "moby/moby/client.") {
+			b.WriteString(g)
+			b.WriteString("\n\n")
+		}
+	}
+	return b.String()
 }
