@@ -89,6 +89,8 @@ type ExitError struct {
 	Stderr []byte
 }
 
+// Error says how the command ended: "exit status N", a timeout or an
+// out-of-memory kill.
 func (e *ExitError) Error() string {
 	if e.timedOut {
 		return "command timed out"
