@@ -309,11 +309,13 @@ func TestLifetimeEndsBusySandbox(t *testing.T) {
 }
 
 // The idle timeout spares a sandbox in use and ends a forgotten one.
+// (5 s: the clock runs from the container's start, and on 2 loaded cores
+// New's end and the first call's exec can be seconds apart.)
 func TestIdleTimeout(t *testing.T) {
 	t.Parallel()
-	sb := newSandbox(t, testenv.BusyboxImage, sandbox.WithIdleTimeout(2*time.Second))
+	sb := newSandbox(t, testenv.BusyboxImage, sandbox.WithIdleTimeout(5*time.Second))
 	// Busy for longer than the idle timeout: a running command counts.
-	res, err := sb.Execute(testCtx(t), "sleep 3; echo done")
+	res, err := sb.Execute(testCtx(t), "sleep 7; echo done")
 	require.NoError(t, err)
 	assert.Equal(t, "done\n", res.Output)
 	// Then left alone.
