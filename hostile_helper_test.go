@@ -177,9 +177,9 @@ func failedClearly(t *testing.T, what string, err error, ctxOK bool) {
 // skipReplacedHelperOnPodman skips a test that replaces the helper with
 // one that never exits, on Podman: Podman 4.3 goes on running an exec
 // session after its client hung up, and every session left so keeps its
-// container busy (its lock, and a wait for the session's exit file, for
-// about the stop timeout: a new exec took 9-14 s and the kill 11 s per
-// session with 4-8 such sessions; RELIABILITY.md, Known limits). The
+// container busy (later execs and the kill wait for it: a new exec took
+// 9-14 s and the kill 11 s per session with 4-8 such sessions;
+// RELIABILITY.md, Known limits). The
 // daemon's answers then come later than the library's bounds, which these
 // tests assert; they run on the two Docker engines.
 func skipReplacedHelperOnPodman(t *testing.T) {
