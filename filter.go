@@ -116,8 +116,8 @@ func (f Filter) matches(ctr container.Summary, host string, now time.Time) bool 
 		}
 	}
 	if f.OlderThan > 0 {
-		created, err := time.Parse(time.RFC3339, ctr.Labels[LabelCreated])
-		if err != nil || now.Sub(created) <= f.OlderThan {
+		created, ok := createdAt(ctr.Labels)
+		if !ok || now.Sub(created) <= f.OlderThan {
 			return false
 		}
 	}

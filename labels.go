@@ -25,6 +25,13 @@ func ownerLabel() string {
 	return host + ":" + strconv.Itoa(os.Getpid())
 }
 
+// createdAt reads a container's creation label; ok is false when it is
+// missing or unreadable.
+func createdAt(labels map[string]string) (t time.Time, ok bool) {
+	t, err := time.Parse(time.RFC3339, labels[LabelCreated])
+	return t, err == nil
+}
+
 func (o *options) containerLabels(now time.Time) map[string]string {
 	l := map[string]string{}
 	for k, v := range o.labels {

@@ -34,7 +34,7 @@ func List(ctx context.Context, f Filter, opts ...Option) ([]Info, error) {
 	}
 	var out []Info
 	err := each(ctx, f, opts, func(cli dockerAPI, c container.Summary) error {
-		created, _ := time.Parse(time.RFC3339, c.Labels[LabelCreated])
+		created, _ := createdAt(c.Labels) // zero when unreadable
 		name := ""
 		if len(c.Names) > 0 {
 			name = strings.TrimPrefix(c.Names[0], "/")
@@ -125,8 +125,8 @@ func abandoned(ctr container.Summary, host string, now time.Time) bool {
 	if deadOwner(ctr.Labels, host) {
 		return true
 	}
-	created, err := time.Parse(time.RFC3339, ctr.Labels[LabelCreated])
-	return err == nil && now.Sub(created) > abandonedAfter
+	created, ok := createdAt(ctr.Labels)
+	return ok && now.Sub(created) > abandonedAfter
 }
 
 // sweepTimeout bounds the sweep New makes before it creates a container.
