@@ -87,6 +87,7 @@ type options struct {
 	idleTimeout    time.Duration
 	secure         bool
 	owner          string
+	durable        durableOptions // pause.go
 }
 
 func defaults() *options {

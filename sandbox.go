@@ -33,6 +33,8 @@ type DockerSandbox struct {
 	ch        *channel // the shared channel to the helper, opened on first use
 	chOpening *opening // the channel being opened, if any
 	chRetryAt time.Time
+
+	life lifeState // paused, stopped, calls in flight (pause.go)
 }
 
 // closeCall is one attempt of Close; concurrent callers share its outcome.
@@ -79,6 +81,7 @@ func open(ctx context.Context, opts []Option, mk func(context.Context, dockerAPI
 		return nil, daemonErr(err)
 	}
 	s.ownClient = own
+	s.armAutoPause()
 	return s, nil
 }
 
@@ -232,6 +235,7 @@ func (s *DockerSandbox) Close() error {
 	s.closeMu.Unlock()
 
 	if first {
+		s.stopAutoPause()
 		s.closeChannel()
 	}
 	if s.opts.autoRemove {
