@@ -28,7 +28,9 @@ func TestStopStart(t *testing.T) {
 			user, dir := mustSh(t, sb, "id -u"), mustSh(t, sb, "pwd")
 			bg := sb.Command(ctx, "sleep 1000")
 			require.NoError(t, bg.Start())
-			require.Eventually(t, func() bool { return strings.Contains(mustSh(t, sb, "ps -o args 2>/dev/null || cat /proc/[0-9]*/cmdline"), "sleep") },
+			require.Eventually(t, func() bool {
+				return strings.Contains(mustSh(t, sb, "ps -o args 2>/dev/null || cat /proc/[0-9]*/cmdline"), "sleep")
+			},
 				10*time.Second, 50*time.Millisecond)
 
 			require.NoError(t, sb.Stop(ctx))
