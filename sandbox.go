@@ -187,6 +187,9 @@ func createOnce(ctx context.Context, cli dockerAPI, o *options, cfg *container.C
 	if _, err := cli.ContainerStart(sctx, s.id, client.ContainerStartOptions{}); err != nil {
 		return fail(fmt.Errorf("sandbox: start container: %w", daemonErr(err)))
 	}
+	if err := restoreVolumes(sctx, cli, s.id, o.image, o.snap.volumes); err != nil {
+		return fail(fmt.Errorf("sandbox: %w", daemonErr(err)))
+	}
 	return s, nil
 }
 
