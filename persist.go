@@ -29,7 +29,7 @@ var ErrUnsafeArchive = tarx.ErrUnsafe
 // are relative to the working directory, so that Hydrate restores them
 // into another sandbox's; modes, owners, mtimes and symlinks (kept as
 // they are, never followed) are recorded. A path outside the working
-// directory, or reached through a symlink, is ErrInvalidPath. Entries the
+// directory, or a file reached through a symlink, is ErrInvalidPath. Entries the
 // container sends with unsafe names are refused (ErrUnsafeArchive):
 // Persist never writes an archive that would escape its target.
 //
@@ -61,6 +61,9 @@ func (s *DockerSandbox) Persist(ctx context.Context, w io.Writer, paths ...strin
 		return fmt.Errorf("%w: persist preflight answered %d of %d paths", ErrHelper, len(res.Stats), len(abs))
 	}
 	for i, st := range res.Stats {
+		if st.Error != nil && errors.Is(st.Error.Err(), ErrIsDir) {
+			continue // a directory: what Persist is for
+		}
 		if st.Error != nil {
 			return &fs.PathError{Op: "persist", Path: abs[i], Err: st.Error.Err()}
 		}
