@@ -5,8 +5,10 @@
 // "raw_exec", a warm pool's acquire as "pool_acquire", `docker cp` of the
 // same 32 MiB file when the docker CLI is installed, fs.WalkDir over 10,000
 // files as "walkdir_10k" (beside find over them in the container,
-// "find_10k"), and the host process's peak RSS while one command prints
-// 256 MiB.
+// "find_10k"), Pause and Resume of a sandbox running a command as "pause"
+// and "resume" (beside the engine's own "docker_pause" and
+// "docker_unpause" of it), and the host process's peak RSS while one
+// command prints 256 MiB.
 //
 //	go run ./cmd/sandbox-bench -image python:3.13-slim -n 20 [-load]
 package main
@@ -65,6 +67,11 @@ func main() {
 	lifecycle, err := b.lifecycle(ctx)
 	fail(err)
 	for k, v := range lifecycle {
+		out[k] = v
+	}
+	pr, err := b.pauseResume(ctx)
+	fail(err)
+	for k, v := range pr {
 		out[k] = v
 	}
 	if cp, err := b.dockerCP(ctx); err == nil {
