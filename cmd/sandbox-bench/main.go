@@ -32,6 +32,7 @@ func main() {
 	image := flag.String("image", sandbox.DefaultImage, "image to benchmark on (it must be on the daemon)")
 	n := flag.Int("n", 20, "iterations per operation")
 	load := flag.Bool("load", false, "also measure throughput: 200 concurrent Executes on one sandbox, 50 sandboxes alive at once")
+	durable := flag.Bool("durable", false, "also measure snapshot_100m, fork_10, persist_100m, hydrate_100m beside docker commit, ten New, docker cp out and in")
 	rssChild := flag.Bool("rss-child", false, "internal: run only the 256 MiB output measurement")
 	flag.Usage = usage
 	flag.Parse()
@@ -80,6 +81,13 @@ func main() {
 		}
 	} else {
 		fmt.Fprintln(os.Stderr, "sandbox-bench: docker cp comparison skipped:", err)
+	}
+	if *durable {
+		d, err := b.durable(ctx)
+		fail(err)
+		for k, v := range d {
+			out[k] = v
+		}
 	}
 	if *load {
 		l, err := b.load(ctx)
