@@ -93,7 +93,9 @@ func archive(t *testing.T, entries ...entry) []byte {
 }
 
 func file(name, body string) entry { return entry{tar.Header{Typeflag: tar.TypeReg, Name: name}, body} }
-func dir(name string) entry        { return entry{tar.Header{Typeflag: tar.TypeDir, Name: name, Mode: 0o755}, ""} }
+func dir(name string) entry {
+	return entry{tar.Header{Typeflag: tar.TypeDir, Name: name, Mode: 0o755}, ""}
+}
 func symlink(name, target string) entry {
 	return entry{tar.Header{Typeflag: tar.TypeSymlink, Name: name, Linkname: target}, ""}
 }

@@ -119,7 +119,7 @@ func check(r io.Reader, w io.Writer, p Policy) error {
 		}
 		kind := 0
 		switch hdr.Typeflag {
-		case tar.TypeReg, tar.TypeRegA:
+		case tar.TypeReg:
 			out.Typeflag, out.Size, kind = tar.TypeReg, hdr.Size, kindFile
 			if hdr.Size < 0 || p.MaxBytes > 0 && hdr.Size > p.MaxBytes-total {
 				return &EntryError{raw, fmt.Errorf("%w: %d bytes, more than the %d bytes allowed in all", ErrTooLarge, hdr.Size, p.MaxBytes)}

@@ -43,8 +43,12 @@ func names(t *testing.T, r io.Reader) ([]string, error) {
 }
 
 func TestCheck(t *testing.T) {
-	reg := func(name string) *tar.Header { return &tar.Header{Typeflag: tar.TypeReg, Name: name, Size: 3, Mode: 0o4755} }
-	sym := func(name, to string) *tar.Header { return &tar.Header{Typeflag: tar.TypeSymlink, Name: name, Linkname: to} }
+	reg := func(name string) *tar.Header {
+		return &tar.Header{Typeflag: tar.TypeReg, Name: name, Size: 3, Mode: 0o4755}
+	}
+	sym := func(name, to string) *tar.Header {
+		return &tar.Header{Typeflag: tar.TypeSymlink, Name: name, Linkname: to}
+	}
 	cases := []struct {
 		name string
 		in   []*tar.Header
