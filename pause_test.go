@@ -192,7 +192,7 @@ func TestClosePaused(t *testing.T) {
 			require.NoError(t, sb.Close())
 			assert.Less(t, time.Since(start), 30*time.Second)
 			t.Logf("Close of a paused sandbox: %v", time.Since(start))
-			assert.Contains(t, engineState(t, sb.ID()), "No such container")
+			assert.Contains(t, strings.ToLower(engineState(t, sb.ID())), "no such container")
 			assert.Error(t, c.Wait())
 
 			kept, err := sandbox.New(ctx, sandboxOptions(image, sandbox.WithAutoRemove(false))...)
@@ -209,7 +209,7 @@ func TestClosePaused(t *testing.T) {
 func removeContainer(t testing.TB, id string) {
 	t.Helper()
 	_, err := testenv.Client(t).ContainerRemove(context.Background(), id, client.ContainerRemoveOptions{Force: true, RemoveVolumes: true})
-	if err != nil && !strings.Contains(err.Error(), "No such container") {
+	if err != nil && !strings.Contains(strings.ToLower(err.Error()), "no such container") {
 		t.Errorf("remove %s: %v", id, err)
 	}
 }

@@ -338,8 +338,7 @@ func (s *DockerSandbox) awaitRemoval(ctx context.Context, cause error) error {
 func (s *DockerSandbox) stop() error {
 	ctx, cancel := context.WithTimeout(context.Background(), s.closeBound())
 	defer cancel()
-	timeout := 5
-	_, err := s.cli.ContainerStop(ctx, s.id, client.ContainerStopOptions{Timeout: &timeout})
+	err := s.stopContainer(ctx, 5) // also a paused one (stop.go)
 	if err != nil && !isNotFound(err) {
 		if errors.Is(err, context.DeadlineExceeded) {
 			err = fmt.Errorf("%w: no answer within %v", ErrDaemonUnreachable, s.closeBound())

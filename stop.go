@@ -51,8 +51,7 @@ func (s *DockerSandbox) Stop(ctx context.Context) error {
 		s.ch.breakWith(ErrStopped)
 	}
 	s.chMu.Unlock()
-	timeout := stopTimeout
-	_, err = s.cli.ContainerStop(ctx, s.id, client.ContainerStopOptions{Timeout: &timeout})
+	err = s.stopContainer(ctx, stopTimeout)
 	if err != nil && !isNotFound(err) {
 		if st := s.engineState(ctx); st == "exited" || st == "created" {
 			err = nil
@@ -94,6 +93,21 @@ func (s *DockerSandbox) Start(ctx context.Context) error {
 	}
 	s.armAutoPause()
 	return nil
+}
+
+// stopContainer stops the container, also a paused one: Podman 4.3 refuses
+// to stop a paused container ("container state improper"), so it is
+// resumed first (its helper then exits at once on the stop signal).
+func (s *DockerSandbox) stopContainer(ctx context.Context, timeout int) error {
+	if s.life.frozen.Load() {
+		_, _ = s.cli.ContainerUnpause(ctx, s.id, client.ContainerUnpauseOptions{})
+	}
+	_, err := s.cli.ContainerStop(ctx, s.id, client.ContainerStopOptions{Timeout: &timeout})
+	if err != nil && !isNotFound(err) && s.engineState(ctx) == "paused" { // paused from outside
+		_, _ = s.cli.ContainerUnpause(ctx, s.id, client.ContainerUnpauseOptions{})
+		_, err = s.cli.ContainerStop(ctx, s.id, client.ContainerStopOptions{Timeout: &timeout})
+	}
+	return err
 }
 
 // Stopped reports whether the sandbox is stopped, as this handle knows it.

@@ -66,7 +66,7 @@ func TestStopStart(t *testing.T) {
 			require.NoError(t, err)
 			checkRestarted(again)
 			require.NoError(t, again.Close()) // removes it
-			assert.Contains(t, engineState(t, sb.ID()), "No such container")
+			assert.Contains(t, strings.ToLower(engineState(t, sb.ID())), "no such container")
 		})
 	}
 }
