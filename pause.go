@@ -96,30 +96,28 @@ func (s *DockerSandbox) Paused() bool {
 // Pausing a paused sandbox does nothing.
 func (s *DockerSandbox) Pause(ctx context.Context) error { return s.pause(ctx, false) }
 
-// Resume thaws a paused sandbox; resuming a running one does nothing.
+// Resume thaws a paused sandbox, also one paused by another handle or from
+// outside; resuming a running one does nothing.
 func (s *DockerSandbox) Resume(ctx context.Context) error {
-	for {
-		done, err := s.change(ctx, false, func() bool { return !s.life.paused })
-		if err != nil || done {
-			return err
-		}
-		_, err = s.cli.ContainerUnpause(ctx, s.id, client.ContainerUnpauseOptions{})
-		if err != nil && s.engineState(ctx) == "running" {
-			err = nil // unpaused by someone else
-		}
-		s.endChange(func() {
-			if err == nil {
-				s.life.paused = false
-				s.life.resumed.Store(time.Now().UnixNano())
-				s.life.frozen.Store(false)
-			}
-		})
-		if err != nil {
-			return s.dockerErr("resume", err)
-		}
-		s.armAutoPause()
-		return nil
+	if _, err := s.change(ctx, false, func() bool { return false }); err != nil {
+		return err
 	}
+	_, err := s.cli.ContainerUnpause(ctx, s.id, client.ContainerUnpauseOptions{})
+	if err != nil && s.engineState(ctx) == "running" {
+		err = nil // not paused, or unpaused by someone else
+	}
+	s.endChange(func() {
+		if err == nil {
+			s.life.paused = false
+			s.life.resumed.Store(time.Now().UnixNano())
+			s.life.frozen.Store(false)
+		}
+	})
+	if err != nil {
+		return s.dockerErr("resume", err)
+	}
+	s.armAutoPause()
+	return nil
 }
 
 // pause freezes the container; auto: only if no call is in flight.

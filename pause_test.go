@@ -129,7 +129,8 @@ func TestPausedCallsTyped(t *testing.T) {
 }
 
 // TestPausedFromOutside: a call on a sandbox paused by another handle is
-// ErrPaused too (the engine says so), and Attach finds it paused.
+// ErrPaused too (the engine says so), Attach finds it paused, and any
+// handle resumes it.
 func TestPausedFromOutside(t *testing.T) {
 	sb := newSandbox(t, testenv.BusyboxImage)
 	ctx := testCtx(t)
@@ -144,7 +145,8 @@ func TestPausedFromOutside(t *testing.T) {
 	require.NoError(t, err)
 	defer third.Detach()
 	assert.True(t, third.Paused())
-	require.NoError(t, third.Resume(ctx))
+	require.NoError(t, sb.Resume(ctx), "a handle that did not pause it resumes it")
+	assert.Equal(t, "running", engineState(t, sb.ID()))
 	assert.Equal(t, "ok", mustSh(t, sb, "echo ok"))
 }
 
