@@ -37,6 +37,8 @@ const maxLimitFile = 64
 // SetIdleTimeout, from any handle or process (they live in the container,
 // so an Attach reads them too).
 func (s *DockerSandbox) Lifetimes(ctx context.Context) (Lifetimes, error) {
+	ctx, cancel := bounded(ctx)
+	defer cancel()
 	if s.closed.Load() {
 		return Lifetimes{}, ErrClosed
 	}
@@ -86,6 +88,8 @@ func (s *DockerSandbox) SetIdleTimeout(ctx context.Context, d time.Duration) err
 }
 
 func (s *DockerSandbox) setLimit(ctx context.Context, file, what string, d time.Duration) error {
+	ctx, cancel := bounded(ctx)
+	defer cancel()
 	if d < 0 {
 		return fmt.Errorf("%w: %s %v is negative", ErrInvalidOption, what, d)
 	}

@@ -93,12 +93,20 @@ func (s *DockerSandbox) Paused() bool {
 //     ended only by Prune (or by anyone calling Close on an Attach handle);
 //   - Close works (the container is killed paused) within its bound.
 //
-// Pausing a paused sandbox does nothing.
-func (s *DockerSandbox) Pause(ctx context.Context) error { return s.pause(ctx, false) }
+// Pausing a paused sandbox does nothing. Pause, Resume, Stop, Start and
+// the lifetime calls are bounded by their context, or by 30 s when it has
+// no deadline.
+func (s *DockerSandbox) Pause(ctx context.Context) error {
+	ctx, cancel := bounded(ctx)
+	defer cancel()
+	return s.pause(ctx, false)
+}
 
 // Resume thaws a paused sandbox, also one paused by another handle or from
 // outside; resuming a running one does nothing.
 func (s *DockerSandbox) Resume(ctx context.Context) error {
+	ctx, cancel := bounded(ctx)
+	defer cancel()
 	if _, err := s.change(ctx, false, func() bool { return false }); err != nil {
 		return err
 	}
@@ -192,13 +200,32 @@ func (s *DockerSandbox) endChange(apply func()) {
 	s.life.mu.Unlock()
 }
 
-// engineState is the container's state as the engine says ("" if unknown).
+// engineState is the container's state as the engine says ("" if unknown),
+// asked within a few seconds even when ctx has ended (a request it cut
+// short may have been done all the same).
 func (s *DockerSandbox) engineState(ctx context.Context) string {
+	ctx, cancel := context.WithTimeout(context.WithoutCancel(ctx), stateTimeout)
+	defer cancel()
 	info, err := s.cli.ContainerInspect(ctx, s.id, client.ContainerInspectOptions{})
 	if err != nil || info.Container.State == nil {
 		return ""
 	}
 	return string(info.Container.State.Status)
+}
+
+// stateTimeout bounds engineState.
+const stateTimeout = 5 * time.Second
+
+// stateBound bounds Pause, Resume, Stop, Start and the lifetime calls when
+// their context has no deadline: the engine may not answer.
+const stateBound = 30 * time.Second
+
+// bounded returns ctx, bounded by stateBound when it has no deadline.
+func bounded(ctx context.Context) (context.Context, context.CancelFunc) {
+	if _, ok := ctx.Deadline(); ok {
+		return ctx, func() {}
+	}
+	return context.WithTimeout(ctx, stateBound)
 }
 
 // enter admits a call: it fails on a stopped sandbox, and on a paused one

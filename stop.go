@@ -34,6 +34,8 @@ const stopTimeout = 5
 // an idle timeout, and auto-remove on, as by default) cannot be stopped:
 // Stop fails with ErrInvalidOption; make it WithAutoRemove(false).
 func (s *DockerSandbox) Stop(ctx context.Context) error {
+	ctx, cancel := bounded(ctx)
+	defer cancel()
 	info, err := s.cli.ContainerInspect(ctx, s.id, client.ContainerInspectOptions{})
 	if err != nil {
 		return s.dockerErr("stop", err)
@@ -78,6 +80,8 @@ func (s *DockerSandbox) Stop(ctx context.Context) error {
 // the start, with the values last set (SetLifetime, SetIdleTimeout).
 // Starting a running sandbox does nothing.
 func (s *DockerSandbox) Start(ctx context.Context) error {
+	ctx, cancel := bounded(ctx)
+	defer cancel()
 	done, err := s.change(ctx, true, func() bool { return !s.life.stopped })
 	if err != nil || done {
 		return err
