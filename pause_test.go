@@ -215,3 +215,23 @@ func removeContainer(t testing.TB, id string) {
 		t.Errorf("remove %s: %v", id, err)
 	}
 }
+
+// TestPrunePaused: a paused sandbox whose owner let it go (neither clock
+// ends it: its helper is frozen) is removed by Prune.
+func TestPrunePaused(t *testing.T) {
+	ctx := testCtx(t)
+	owner := "test-prune-paused-" + strconv.FormatInt(time.Now().UnixNano(), 36)
+	sb, err := sandbox.New(ctx, sandboxOptions(testenv.BusyboxImage, sandbox.WithOwner(owner), sandbox.WithIdleTimeout(time.Second))...)
+	require.NoError(t, err)
+	defer removeContainer(t, sb.ID())
+	require.NoError(t, sb.Pause(ctx))
+	sb.Detach()
+	time.Sleep(2 * time.Second) // past the idle timeout: the frozen helper ends nothing
+	require.Equal(t, "paused", engineState(t, sb.ID()))
+	removed, err := sandbox.Prune(ctx, sandbox.Filter{Owner: owner})
+	require.NoError(t, err)
+	assert.Equal(t, []string{sb.ID()}, removed)
+	require.Eventually(t, func() bool {
+		return strings.Contains(strings.ToLower(engineState(t, sb.ID())), "no such container")
+	}, 30*time.Second, 100*time.Millisecond)
+}
