@@ -7,6 +7,7 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"maps"
 	"path"
 	"slices"
 	"strings"
@@ -240,9 +241,8 @@ func (s *DockerSandbox) Snapshot(ctx context.Context, opts ...SnapshotOption) (*
 	name := snapshotName(now)
 	ref := snapshotRepo + ":" + name
 
-	first, err := cli.ContainerCommit(ctx, s.id, client.ContainerCommitOptions{
+	first, err := s.commit(ctx, cli, s.id, labels, client.ContainerCommitOptions{
 		Comment: "dockersandbox snapshot of " + s.ID(),
-		Config:  &container.Config{Labels: labels},
 		Reference: func() string {
 			if len(dirs) == 0 {
 				return ref
@@ -253,16 +253,16 @@ func (s *DockerSandbox) Snapshot(ctx context.Context, opts ...SnapshotOption) (*
 	if err != nil {
 		return nil, s.dockerErr("snapshot: commit", err)
 	}
-	id := first.ID
+	id := first
 	if len(dirs) > 0 {
 		if afterSnapshotCommit != nil {
 			afterSnapshotCommit(id)
 		}
-		id, err = s.addVolumes(ctx, cli, first.ID, dirs, labels, ref)
+		id, err = s.addVolumes(ctx, cli, first, dirs, labels, ref)
 		// The first image is the second's parent: on a graph-driver store
 		// it stays (untagged) until the snapshot is removed; elsewhere it
 		// goes now.
-		removeImageQuietly(cli, first.ID)
+		removeImageQuietly(cli, first)
 		if err != nil {
 			return nil, err
 		}
@@ -284,12 +284,46 @@ func (s *DockerSandbox) addVolumes(ctx context.Context, cli snapshotAPI, base st
 			return "", err
 		}
 	}
-	res, err := cli.ContainerCommit(ctx, tmp, client.ContainerCommitOptions{
+	id, err := s.commit(ctx, cli, tmp, labels, client.ContainerCommitOptions{
 		Reference: ref, Comment: "dockersandbox snapshot of " + s.ID() + ": volumes " + strings.Join(dirs, " "),
-		Config: &container.Config{Labels: labels},
 	})
 	if err != nil {
 		return "", s.dockerErr("snapshot: commit the volumes", err)
+	}
+	return id, nil
+}
+
+// commit commits the container ctr as an image carrying labels and
+// returns its ID. Podman 4.3 ignores the labels of the commit's config:
+// there they go as LABEL changes too, and the image is checked to carry
+// them exactly (Podman strips quotes around a value), else it is removed
+// and the snapshot refused.
+func (s *DockerSandbox) commit(ctx context.Context, cli snapshotAPI, ctr string, labels map[string]string, opts client.ContainerCommitOptions) (string, error) {
+	opts.Config = &container.Config{Labels: labels}
+	if s.podman {
+		for _, k := range slices.Sorted(maps.Keys(labels)) {
+			opts.Changes = append(opts.Changes, "LABEL "+k+"="+labels[k])
+		}
+	}
+	res, err := cli.ContainerCommit(ctx, ctr, opts)
+	res.ID = imageID(res.ID)
+	if err != nil || !s.podman {
+		return res.ID, err
+	}
+	img, err := cli.ImageInspect(ctx, res.ID)
+	if err != nil {
+		removeImageQuietly(cli, res.ID)
+		return "", err
+	}
+	var got map[string]string
+	if img.Config != nil {
+		got = img.Config.Labels
+	}
+	for k, v := range labels {
+		if got[k] != v {
+			removeImageQuietly(cli, res.ID)
+			return "", fmt.Errorf("%w: the engine recorded label %q as %q, not %q", ErrInvalidOption, k, got[k], v)
+		}
 	}
 	return res.ID, nil
 }

@@ -70,6 +70,11 @@ func TestCrashInsideSnapshot(t *testing.T) {
 		}
 	}
 	deadline.Stop()
+	t.Cleanup(func() { // if the test fails before Prune removed it
+		if box != "" {
+			_, _ = cli.ContainerRemove(context.Background(), box, client.ContainerRemoveOptions{Force: true, RemoveVolumes: true})
+		}
+	})
 	require.NotEmpty(t, image, "the child did not reach the first commit")
 	require.NoError(t, cmd.Process.Kill())
 	_ = cmd.Wait()

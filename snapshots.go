@@ -5,6 +5,7 @@ import (
 	"errors"
 	"fmt"
 	"os"
+	"strings"
 	"time"
 
 	"github.com/moby/moby/api/types/image"
@@ -44,7 +45,7 @@ func PruneSnapshots(ctx context.Context, f Filter, opts ...Option) ([]string, er
 		if err := removeSnapshot(ctx, cli, img.ID); err != nil {
 			return err
 		}
-		removed = append(removed, img.ID)
+		removed = append(removed, imageID(img.ID))
 		return nil
 	})
 	return removed, err
@@ -103,11 +104,13 @@ func snapshotOf(img image.Summary, conn []Option) *Snapshot {
 	created, _ := time.Parse(time.RFC3339, img.Labels[LabelCreated])
 	ref := ""
 	for _, t := range img.RepoTags {
-		if len(t) > len(snapshotRepo) && t[:len(snapshotRepo)+1] == snapshotRepo+":" {
+		// Podman names local images localhost/<name>.
+		t = strings.TrimPrefix(strings.TrimPrefix(t, "localhost/"), "docker.io/library/")
+		if strings.HasPrefix(t, snapshotRepo+":") {
 			ref = t
 		}
 	}
-	return &Snapshot{ID: img.ID, Ref: ref, Created: created, Owner: img.Labels[LabelOwner], Labels: img.Labels, conn: conn}
+	return &Snapshot{ID: imageID(img.ID), Ref: ref, Created: created, Owner: img.Labels[LabelOwner], Labels: img.Labels, conn: conn}
 }
 
 // connOnly keeps, of opts, what reaches the engine.
@@ -123,4 +126,13 @@ func connOnly(opts []Option) []Option {
 		return []Option{WithClientOptions(o.clientOpts...)}
 	}
 	return nil
+}
+
+// imageID returns id as "sha256:<hex>" (Podman answers a commit with the
+// bare hex).
+func imageID(id string) string {
+	if id != "" && !strings.Contains(id, ":") {
+		return "sha256:" + id
+	}
+	return id
 }
