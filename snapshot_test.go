@@ -2,6 +2,7 @@ package sandbox_test
 
 import (
 	"bytes"
+	"context"
 	"crypto/rand"
 	"fmt"
 	"testing"
@@ -24,6 +25,17 @@ func removeSnapshot(t *testing.T, snap *sandbox.Snapshot) {
 	})
 }
 
+// pruneSnapshotsByLabel removes, when the test ends (after the sandboxes
+// it makes later are closed), every snapshot of this process carrying
+// labels: also those of a step that failed before removeSnapshot.
+func pruneSnapshotsByLabel(t *testing.T, labels map[string]string) {
+	t.Helper()
+	t.Cleanup(func() {
+		_, err := sandbox.PruneSnapshots(context.Background(), sandbox.Filter{Labels: labels, Owner: testenv.Owner()})
+		require.NoError(t, err)
+	})
+}
+
 // randomBytes returns n random bytes.
 func randomBytes(t testing.TB, n int) []byte {
 	b := make([]byte, n)
@@ -40,6 +52,7 @@ func TestSnapshotForkChain(t *testing.T) {
 		t.Run(imageName(image), func(t *testing.T) {
 			t.Parallel()
 			ctx := sandboxtest.Context(t)
+			pruneSnapshotsByLabel(t, map[string]string{"snaptest": t.Name()})
 			sb := newSandbox(t, image, sandbox.WithWorkingDir("/work/dir"), sandbox.WithEnv("SNAP_ENV=kept"),
 				sandbox.WithLabels(map[string]string{"snaptest": t.Name()}))
 			big := randomBytes(t, 3<<20)
@@ -106,9 +119,10 @@ func TestSnapshotForkChain(t *testing.T) {
 // sandboxes' Filter; Prune refuses the zero Filter.
 func TestSnapshotListPrune(t *testing.T) {
 	ctx := sandboxtest.Context(t)
+	label := map[string]string{"prunetest": t.Name()}
+	pruneSnapshotsByLabel(t, label)
 	sb := newSandbox(t, testenv.BusyboxImage)
 	mustWrite(t, sb, "f", "x")
-	label := map[string]string{"prunetest": t.Name()}
 	var ids []string
 	for range 2 {
 		snap, err := sb.Snapshot(ctx, sandbox.SnapshotLabels(label))
