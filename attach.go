@@ -14,7 +14,9 @@ import (
 // WithAutoRemove, WithSharedChannel); options that shape a new container
 // are ignored: the working directory and user are the container's. A
 // container that is not a sandbox fails with ErrInvalidOption; one that is
-// not running, with ErrGone.
+// stopped, with ErrStopped (WithStart starts it first); one that is not
+// running otherwise, with ErrGone. A paused one is attached paused (see
+// Pause; WithAutoResume, WithAutoPause apply).
 //
 // The handle owns the container as one from New does: its Close removes
 // the container (or stops it, with WithAutoRemove(false)). Call Detach
@@ -37,8 +39,17 @@ func attach(ctx context.Context, cli dockerAPI, o *options, idOrName string) (*D
 	if c.Config == nil || c.Config.Labels[LabelSandbox] != "true" {
 		return nil, fmt.Errorf("%w: container %s is not a sandbox (no %s label)", ErrInvalidOption, idOrName, LabelSandbox)
 	}
-	if c.State == nil || !c.State.Running {
-		return nil, fmt.Errorf("sandbox: attach %s: %w: the container is not running", idOrName, ErrGone)
+	paused := c.State != nil && c.State.Paused
+	if c.State == nil || !c.State.Running && !paused {
+		switch {
+		case c.State == nil || c.State.Status != "exited":
+			return nil, fmt.Errorf("sandbox: attach %s: %w: the container is not running", idOrName, ErrGone)
+		case !o.durable.start:
+			return nil, fmt.Errorf("sandbox: attach %s: %w (Attach WithStart starts it)", idOrName, ErrStopped)
+		}
+		if err := startStopped(ctx, cli, c.ID); err != nil {
+			return nil, err
+		}
 	}
 	o.workingDir, o.user, o.image = c.Config.Labels[LabelWorkingDir], c.Config.User, c.Config.Image
 	if o.workingDir == "" {
@@ -47,5 +58,8 @@ func attach(ctx context.Context, cli dockerAPI, o *options, idOrName string) (*D
 	if o.workingDir == "" {
 		o.workingDir = "/"
 	}
-	return &DockerSandbox{id: c.ID, opts: o, cli: cli, podman: isPodman(ctx, cli)}, nil
+	s := &DockerSandbox{id: c.ID, opts: o, cli: cli, podman: isPodman(ctx, cli)}
+	s.life.paused = paused
+	s.life.frozen.Store(paused)
+	return s, nil
 }

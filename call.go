@@ -87,6 +87,10 @@ func (s *DockerSandbox) call(ctx context.Context, req proto.Request, co callOpti
 		ctx, cancel = context.WithTimeoutCause(ctx, bound, errOpBound)
 		defer cancel()
 	}
+	if err := s.enter(ctx); err != nil {
+		return nil, err
+	}
+	defer s.leave()
 	p, err := s.start(ctx, req, co)
 	if err == nil {
 		var res *proto.Result
@@ -262,7 +266,11 @@ func (s *DockerSandbox) startExec(ctx context.Context, req proto.Request, co cal
 		return nil, err
 	}
 	c := &helperCall{helperConn: hc, ctx: ctx, s: s, co: co, op: req.Op}
-	c.out.Watch(silenceLimit, c.close) // a helper that stops reading input
+	c.out.Watch(silenceLimit, func() { // a helper that stops reading input
+		if !s.pausedWithin(silenceLimit) {
+			c.close()
+		}
+	})
 	c.stopCtx = context.AfterFunc(ctx, c.cancel)
 	body, err := json.Marshal(req)
 	if err == nil {
@@ -377,7 +385,7 @@ func (s *DockerSandbox) dockerErr(op string, err error) error {
 	if s.closed.Load() {
 		return ErrClosed
 	}
-	if ge := gone(err); errors.Is(ge, ErrGone) {
+	if ge := gone(err); errors.Is(ge, ErrGone) || errors.Is(ge, ErrPaused) {
 		return fmt.Errorf("sandbox %s: %w", s.ID(), ge)
 	}
 	if client.IsErrConnectionFailed(err) {

@@ -96,7 +96,11 @@ func (s *DockerSandbox) open(op *opening) {
 	}
 	ch := &channel{s: s, hc: hc, pending: map[uint32]*chanCall{}, done: make(chan struct{}), reaped: make(chan struct{})}
 	// A helper that stops reading would block every writer.
-	hc.out.Watch(stallTimeout, func() { ch.breakWith(errChannelStalled) })
+	hc.out.Watch(stallTimeout, func() {
+		if !s.pausedWithin(stallTimeout) { // a frozen helper reads nothing
+			ch.breakWith(errChannelStalled)
+		}
+	})
 	s.ch, op.ch = ch, ch
 	go ch.readLoop()
 	go ch.watch()

@@ -150,8 +150,15 @@ func (c *Cmd) Start() error {
 	if c.Timeout > 0 {
 		c.callCtx, c.stopCall = context.WithTimeoutCause(c.ctx, c.Timeout+timeoutBackstop, errTimeoutMissed)
 	}
+	if err := c.s.enter(c.callCtx); err != nil {
+		c.stopCall()
+		c.done = true
+		c.closePipes()
+		return err
+	}
 	call, err := c.s.start(c.callCtx, req, co)
 	if err != nil {
+		c.s.leave()
 		c.stopCall()
 		c.done = true
 		c.closePipes()
@@ -163,6 +170,7 @@ func (c *Cmd) Start() error {
 	c.awaited = make(chan struct{})
 	go func() {
 		c.res, c.callErr = c.s.await(call)
+		c.s.leave()
 		for _, p := range c.outPipes {
 			p.closeWrite() // the reader gets io.EOF once it read everything
 		}

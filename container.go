@@ -108,6 +108,9 @@ func (o *options) containerConfig() (*container.Config, *container.HostConfig) {
 	cfg.Cmd = nil
 	cfg.Labels = o.containerLabels(time.Now())
 	cfg.Labels[LabelWorkingDir] = o.workingDir
+	if o.snap.id != "" {
+		cfg.Labels[LabelFromSnapshot] = o.snap.id
+	}
 	stop := 1
 	cfg.StopTimeout = &stop
 	if o.readOnlyRootfs {

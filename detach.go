@@ -32,6 +32,7 @@ func (s *DockerSandbox) Detach() {
 	s.closeDone = true // a later Close has nothing to do
 	s.closed.Store(true)
 	s.closeMu.Unlock()
+	s.stopAutoPause()
 	s.closeChannel()
 	if s.ownClient {
 		_ = s.cli.Close() // it only drops idle connections

@@ -21,6 +21,8 @@ type dockerAPI interface {
 	ContainerStart(ctx context.Context, id string, options client.ContainerStartOptions) (client.ContainerStartResult, error)
 	ContainerStop(ctx context.Context, id string, options client.ContainerStopOptions) (client.ContainerStopResult, error)
 	ContainerKill(ctx context.Context, id string, options client.ContainerKillOptions) (client.ContainerKillResult, error)
+	ContainerPause(ctx context.Context, id string, options client.ContainerPauseOptions) (client.ContainerPauseResult, error)
+	ContainerUnpause(ctx context.Context, id string, options client.ContainerUnpauseOptions) (client.ContainerUnpauseResult, error)
 	ContainerRemove(ctx context.Context, id string, options client.ContainerRemoveOptions) (client.ContainerRemoveResult, error)
 	ContainerInspect(ctx context.Context, id string, options client.ContainerInspectOptions) (client.ContainerInspectResult, error)
 	ContainerList(ctx context.Context, options client.ContainerListOptions) (client.ContainerListResult, error)
@@ -39,6 +41,9 @@ var _ dockerAPI = (*client.Client)(nil)
 func gone(err error) error {
 	if err == nil || errors.Is(err, ErrGone) {
 		return err
+	}
+	if strings.Contains(err.Error(), "is paused") { // an exec on a paused container
+		return fmt.Errorf("%w: %v", ErrPaused, err)
 	}
 	if isNotFound(err) || cerrdefs.IsConflict(err) || strings.Contains(err.Error(), "container state improper") {
 		return fmt.Errorf("%w: %v", ErrGone, err) // the last one: Podman's exec on a stopped container
@@ -105,6 +110,8 @@ func (s *DockerSandbox) goneOr(ctx context.Context, err error) error {
 		switch {
 		case isNotFound(ierr):
 			return fmt.Errorf("sandbox %s: %w: the container was removed (%v)", s.ID(), ErrGone, err)
+		case ierr == nil && info.Container.State != nil && info.Container.State.Paused:
+			return fmt.Errorf("sandbox %s: %w: paused by another handle or from outside (%v)", s.ID(), ErrPaused, err)
 		case ierr == nil && info.Container.State != nil && !info.Container.State.Running:
 			return fmt.Errorf("sandbox %s: %w: the container exited with status %d (%v)", s.ID(), ErrGone, info.Container.State.ExitCode, err)
 		case client.IsErrConnectionFailed(ierr) && ctx.Err() == nil:

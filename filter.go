@@ -87,7 +87,13 @@ func (f Filter) String() string {
 // daemonFilters returns the criteria the daemon can apply itself: the
 // sandbox label, the owner and the labels. (matches checks them again.)
 func (f Filter) daemonFilters() client.Filters {
-	flt := make(client.Filters).Add("label", LabelSandbox+"=true")
+	return f.labelFilters(LabelSandbox)
+}
+
+// labelFilters returns the daemon filters of f for objects marked with
+// the label kind ("true").
+func (f Filter) labelFilters(kind string) client.Filters {
+	flt := make(client.Filters).Add("label", kind+"=true")
 	if f.Owner != "" {
 		flt.Add("label", LabelOwner+"="+f.Owner)
 	}
@@ -103,26 +109,32 @@ func (f Filter) daemonFilters() client.Filters {
 
 // matches reports whether f selects ctr; host is this host's name.
 func (f Filter) matches(ctr container.Summary, host string, now time.Time) bool {
-	if ctr.Labels[LabelSandbox] != "true" {
+	if ctr.Labels[LabelSandbox] != "true" || !f.matchLabels(ctr.Labels, now) {
 		return false
 	}
-	if f.Owner != "" && ctr.Labels[LabelOwner] != f.Owner {
+	if f.DeadOwners && !deadOwner(ctr.Labels, host) && !abandoned(ctr, host, now) {
+		return false
+	}
+	return true
+}
+
+// matchLabels checks the criteria that labels decide: Owner, Labels and
+// OlderThan (for sandboxes and snapshots alike).
+func (f Filter) matchLabels(labels map[string]string, now time.Time) bool {
+	if f.Owner != "" && labels[LabelOwner] != f.Owner {
 		return false
 	}
 	for k, v := range f.Labels {
-		got, ok := ctr.Labels[k]
+		got, ok := labels[k]
 		if !ok || v != "" && got != v {
 			return false
 		}
 	}
 	if f.OlderThan > 0 {
-		created, ok := createdAt(ctr.Labels)
+		created, ok := createdAt(labels)
 		if !ok || now.Sub(created) <= f.OlderThan {
 			return false
 		}
-	}
-	if f.DeadOwners && !deadOwner(ctr.Labels, host) && !abandoned(ctr, host, now) {
-		return false
 	}
 	return true
 }

@@ -87,6 +87,8 @@ type options struct {
 	idleTimeout    time.Duration
 	secure         bool
 	owner          string
+	snap           snapshotFrom   // FromSnapshot (fork.go)
+	durable        durableOptions // pause.go
 }
 
 func defaults() *options {

@@ -110,7 +110,7 @@ func (s *DockerSandbox) killSession(session int, user string) {
 // proto.AliveInterval, so it has been stopped. (Time spent delivering
 // output to a slow writer does not count.)
 func (c *helperCall) watch(stop <-chan struct{}) {
-	watchSilence(stop, &c.readingSince, silenceLimit, func() {
+	c.s.watchSilence(stop, &c.readingSince, silenceLimit, func() {
 		c.stalled.Store(true)
 		c.close()
 	})
@@ -161,7 +161,7 @@ func (ch *channel) watch() {
 			ch.mu.Lock()
 			busy := len(ch.pending) > 0
 			ch.mu.Unlock()
-			if busy && time.Since(time.Unix(0, ch.heard.Load())) > stallTimeout {
+			if busy && ch.s.silence(ch.heard.Load()) > stallTimeout { // not while paused
 				ch.check()
 			}
 		}

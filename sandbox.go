@@ -33,6 +33,8 @@ type DockerSandbox struct {
 	ch        *channel // the shared channel to the helper, opened on first use
 	chOpening *opening // the channel being opened, if any
 	chRetryAt time.Time
+
+	life lifeState // paused, stopped, calls in flight (pause.go)
 }
 
 // closeCall is one attempt of Close; concurrent callers share its outcome.
@@ -79,6 +81,7 @@ func open(ctx context.Context, opts []Option, mk func(context.Context, dockerAPI
 		return nil, daemonErr(err)
 	}
 	s.ownClient = own
+	s.armAutoPause()
 	return s, nil
 }
 
@@ -184,6 +187,9 @@ func createOnce(ctx context.Context, cli dockerAPI, o *options, cfg *container.C
 	if _, err := cli.ContainerStart(sctx, s.id, client.ContainerStartOptions{}); err != nil {
 		return fail(fmt.Errorf("sandbox: start container: %w", daemonErr(err)))
 	}
+	if err := restoreVolumes(sctx, cli, s.id, o.image, o.snap.volumes); err != nil {
+		return fail(fmt.Errorf("sandbox: %w", daemonErr(err)))
+	}
 	return s, nil
 }
 
@@ -232,6 +238,7 @@ func (s *DockerSandbox) Close() error {
 	s.closeMu.Unlock()
 
 	if first {
+		s.stopAutoPause()
 		s.closeChannel()
 	}
 	if s.opts.autoRemove {
@@ -331,8 +338,7 @@ func (s *DockerSandbox) awaitRemoval(ctx context.Context, cause error) error {
 func (s *DockerSandbox) stop() error {
 	ctx, cancel := context.WithTimeout(context.Background(), s.closeBound())
 	defer cancel()
-	timeout := 5
-	_, err := s.cli.ContainerStop(ctx, s.id, client.ContainerStopOptions{Timeout: &timeout})
+	err := s.stopContainer(ctx, 5) // also a paused one (stop.go)
 	if err != nil && !isNotFound(err) {
 		if errors.Is(err, context.DeadlineExceeded) {
 			err = fmt.Errorf("%w: no answer within %v", ErrDaemonUnreachable, s.closeBound())

@@ -146,6 +146,7 @@ func fatal(ctx context.Context, err error) bool {
 	}
 	var pe *fs.PathError
 	return ctx.Err() != nil || errors.Is(err, ErrGone) || errors.Is(err, ErrClosed) || errors.Is(err, ErrDaemonUnreachable) ||
+		errors.Is(err, ErrPaused) ||
 		!errors.As(err, &pe) && errors.Is(err, ErrHelper)
 }
 

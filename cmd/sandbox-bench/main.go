@@ -5,8 +5,10 @@
 // "raw_exec", a warm pool's acquire as "pool_acquire", `docker cp` of the
 // same 32 MiB file when the docker CLI is installed, fs.WalkDir over 10,000
 // files as "walkdir_10k" (beside find over them in the container,
-// "find_10k"), and the host process's peak RSS while one command prints
-// 256 MiB.
+// "find_10k"), Pause and Resume of a sandbox running a command as "pause"
+// and "resume" (beside the engine's own "docker_pause" and
+// "docker_unpause" of it), and the host process's peak RSS while one
+// command prints 256 MiB.
 //
 //	go run ./cmd/sandbox-bench -image python:3.13-slim -n 20 [-load]
 package main
@@ -30,6 +32,7 @@ func main() {
 	image := flag.String("image", sandbox.DefaultImage, "image to benchmark on (it must be on the daemon)")
 	n := flag.Int("n", 20, "iterations per operation")
 	load := flag.Bool("load", false, "also measure throughput: 200 concurrent Executes on one sandbox, 50 sandboxes alive at once")
+	durable := flag.Bool("durable", false, "also measure snapshot_100m, fork_10, persist_100m, hydrate_100m beside docker commit, ten New, docker cp out and in")
 	rssChild := flag.Bool("rss-child", false, "internal: run only the 256 MiB output measurement")
 	flag.Usage = usage
 	flag.Parse()
@@ -67,12 +70,24 @@ func main() {
 	for k, v := range lifecycle {
 		out[k] = v
 	}
+	pr, err := b.pauseResume(ctx)
+	fail(err)
+	for k, v := range pr {
+		out[k] = v
+	}
 	if cp, err := b.dockerCP(ctx); err == nil {
 		for k, v := range cp {
 			out[k] = v
 		}
 	} else {
 		fmt.Fprintln(os.Stderr, "sandbox-bench: docker cp comparison skipped:", err)
+	}
+	if *durable {
+		d, err := b.durable(ctx)
+		fail(err)
+		for k, v := range d {
+			out[k] = v
+		}
 	}
 	if *load {
 		l, err := b.load(ctx)

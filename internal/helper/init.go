@@ -15,35 +15,27 @@ import (
 
 // Init is the container's main process. It reaps orphaned processes, exits
 // at once on SIGTERM, SIGINT or SIGHUP (the kernel then kills everything else
-// in the container), exits after lifetime when lifetime > 0, and exits when
-// idle > 0 and no request ran for that long: a request is a one-request
-// helper ("call") that exists, or a request on the shared channel ("serve"),
-// which announces itself with SIGUSR1 when it starts, every heartbeat while
-// it runs and when it ends. An open but unused shared channel does not
-// count, so a sandbox whose owner died (its connections dropped, their
-// commands killed) and one whose owner forgot it both end.
+// in the container), exits once it ran for lifetime when lifetime > 0, and
+// exits when idle > 0 and no request ran for that long: a request is a
+// one-request helper ("call") that exists, or a request on the shared
+// channel ("serve"), which announces itself with SIGUSR1 when it starts,
+// every heartbeat while it runs and when it ends. An open but unused shared
+// channel does not count, so a sandbox whose owner died (its connections
+// dropped, their commands killed) and one whose owner forgot it both end.
+// Time spent paused (frozen) counts for neither clock, and the idle clock
+// starts again after a pause; the library may change both limits while the
+// sandbox runs (see LifetimeFile).
 func Init(lifetime, idle time.Duration) int {
 	reserveThreads(4)
 	sigs := make(chan os.Signal, 16)
 	signal.Notify(sigs, syscall.SIGTERM, syscall.SIGINT, syscall.SIGHUP, syscall.SIGCHLD, syscall.SIGUSR1)
-	var expire, check <-chan time.Time
-	if lifetime > 0 {
-		expire = time.After(lifetime)
-	}
-	lastActive := time.Now()
-	if idle > 0 {
-		t := time.NewTicker(min(max(idle/10, 100*time.Millisecond), time.Second))
-		defer t.Stop()
-		check = t.C
-	}
+	l := newLimits(lifetime, idle, filepath.Dir(os.Args[0]), time.Now())
+	t := time.NewTicker(limitsTick)
+	defer t.Stop()
 	for {
 		select {
-		case <-expire:
-			return 0
-		case <-check:
-			if connected() {
-				lastActive = time.Now()
-			} else if time.Since(lastActive) >= idle {
+		case <-t.C:
+			if l.tick(time.Now()) {
 				return 0
 			}
 		case sig := <-sigs:
@@ -51,7 +43,7 @@ func Init(lifetime, idle time.Duration) int {
 			case syscall.SIGCHLD:
 				reap()
 			case syscall.SIGUSR1: // a request started, runs or ended
-				lastActive = time.Now()
+				l.active(time.Now())
 			default:
 				return 0
 			}

@@ -10,6 +10,7 @@ package testenv
 
 import (
 	"context"
+	"errors"
 	"fmt"
 	"os"
 	"strconv"
@@ -17,6 +18,7 @@ import (
 	"testing"
 	"time"
 
+	cerrdefs "github.com/containerd/errdefs"
 	"github.com/moby/moby/client"
 )
 
@@ -34,6 +36,8 @@ const (
 	LabelSandbox = "com.dockersandbox.sandbox"
 	// LabelOwner is the label holding the creating process, as "<hostname>:<pid>".
 	LabelOwner = "com.dockersandbox.owner"
+	// LabelSnapshot marks a snapshot image the library made (value "true").
+	LabelSnapshot = "com.dockersandbox.snapshot"
 )
 
 // ensureTimeout bounds EnsureImages in Main (debootstrap is the slow part).
@@ -96,6 +100,24 @@ func Leaked(ctx context.Context, cli *client.Client, owner string) ([]string, er
 	return ids, nil
 }
 
+// LeakedSnapshots returns the IDs of the snapshot images (LabelSnapshot)
+// labelled with LabelOwner=owner, the untagged ones of a Snapshot that
+// failed midway included.
+func LeakedSnapshots(ctx context.Context, cli *client.Client, owner string) ([]string, error) {
+	res, err := cli.ImageList(ctx, client.ImageListOptions{
+		All:     true,
+		Filters: make(client.Filters).Add("label", LabelSnapshot+"=true").Add("label", LabelOwner+"="+owner),
+	})
+	if err != nil {
+		return nil, fmt.Errorf("testenv: listing snapshot images of owner %q: %w", owner, err)
+	}
+	ids := make([]string, 0, len(res.Items))
+	for _, img := range res.Items {
+		ids = append(ids, img.ID)
+	}
+	return ids, nil
+}
+
 // Main is a TestMain for integration test packages: it connects to the
 // daemon and ensures the test images exist (exiting 1 if either fails), runs
 // the tests, then force-removes every container this process left behind and
@@ -132,7 +154,9 @@ func runMain(m *testing.M) int {
 	return code
 }
 
-// checkLeaks force-removes the containers of owner and reports them as an error.
+// checkLeaks force-removes the containers of owner, then its snapshot
+// images (which the engine keeps while a container uses them), and reports
+// them as an error.
 func checkLeaks(ctx context.Context, cli *client.Client, owner string) error {
 	ctx, cancel := context.WithTimeout(ctx, 2*time.Minute)
 	defer cancel()
@@ -140,20 +164,48 @@ func checkLeaks(ctx context.Context, cli *client.Client, owner string) error {
 	if err != nil {
 		return err
 	}
-	if len(ids) == 0 {
-		return nil
-	}
-	msg := fmt.Sprintf("testenv: FAIL: %d container(s) leaked by this test process (owner %s):", len(ids), owner)
-	for _, id := range ids {
-		msg += "\n  " + id
-		_, rerr := cli.ContainerRemove(ctx, id, client.ContainerRemoveOptions{Force: true, RemoveVolumes: true})
-		if rerr != nil {
-			msg += fmt.Sprintf(" (removal failed: %v)", rerr)
-		} else {
-			msg += " (removed)"
+	var msg string
+	if len(ids) > 0 {
+		msg = fmt.Sprintf("testenv: FAIL: %d container(s) leaked by this test process (owner %s):", len(ids), owner)
+		for _, id := range ids {
+			msg += "\n  " + id
+			_, rerr := cli.ContainerRemove(ctx, id, client.ContainerRemoveOptions{Force: true, RemoveVolumes: true})
+			msg += removal(rerr)
 		}
 	}
-	return fmt.Errorf("%s", msg)
+	imgs, err := LeakedSnapshots(ctx, cli, owner)
+	if err != nil {
+		return errors.Join(leakErr(msg), err)
+	}
+	if len(imgs) > 0 {
+		if msg != "" {
+			msg += "\n"
+		}
+		msg += fmt.Sprintf("testenv: FAIL: %d snapshot image(s) leaked by this test process (owner %s):", len(imgs), owner)
+		for _, id := range imgs {
+			msg += "\n  " + id
+			_, rerr := cli.ImageRemove(ctx, id, client.ImageRemoveOptions{Force: true, PruneChildren: true})
+			if cerrdefs.IsNotFound(rerr) {
+				rerr = nil // went with its child
+			}
+			msg += removal(rerr)
+		}
+	}
+	return leakErr(msg)
+}
+
+func removal(err error) string {
+	if err != nil {
+		return fmt.Sprintf(" (removal failed: %v)", err)
+	}
+	return " (removed)"
+}
+
+func leakErr(msg string) error {
+	if msg == "" {
+		return nil
+	}
+	return errors.New(msg)
 }
 
 // Podman reports whether the tests run against Podman's Docker-compatible

@@ -1,0 +1,119 @@
+package sandbox_test
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"time"
+
+	"github.com/dockersandbox/sandbox"
+)
+
+// Pause freezes every process; a call on the paused sandbox fails with
+// ErrPaused until Resume (or resumes it first, WithAutoResume).
+func ExampleDockerSandbox_Pause() {
+	ctx := context.Background()
+	sb, err := sandbox.New(ctx, publicExampleOptions...)
+	if err != nil {
+		fmt.Println(err)
+		return
+	}
+	defer sb.Close() // works on a paused sandbox too
+	if err := sb.Pause(ctx); err != nil {
+		fmt.Println(err)
+		return
+	}
+	_, err = sb.Execute(ctx, "echo hi")
+	fmt.Println(errors.Is(err, sandbox.ErrPaused))
+	if err := sb.Resume(ctx); err != nil {
+		fmt.Println(err)
+		return
+	}
+	res, err := sb.Execute(ctx, "echo hi")
+	fmt.Print(res.Output, err, "\n")
+	// Output:
+	// true
+	// hi
+	// <nil>
+}
+
+// WithAutoPause pauses a sandbox nobody uses; the next call resumes it.
+func ExampleWithAutoPause() {
+	ctx := context.Background()
+	sb, err := sandbox.New(ctx, append(publicExampleOptions, sandbox.WithAutoPause(200*time.Millisecond))...)
+	if err != nil {
+		fmt.Println(err)
+		return
+	}
+	defer sb.Close()
+	time.Sleep(time.Second)
+	fmt.Println(sb.Paused())
+	res, err := sb.Execute(ctx, "echo resumed")
+	fmt.Print(res.Output, err, "\n")
+	// Output:
+	// true
+	// resumed
+	// <nil>
+}
+
+// Stop ends every process and keeps the files; Start brings the sandbox
+// back, its helper PID 1 again.
+func ExampleDockerSandbox_Stop() {
+	ctx := context.Background()
+	sb, err := sandbox.New(ctx, append(publicExampleOptions, sandbox.WithAutoRemove(false))...)
+	if err != nil {
+		fmt.Println(err)
+		return
+	}
+	defer func() {
+		// Close with WithAutoRemove(false) stops; take it back to remove it.
+		_ = sb.Close()
+		if again, err := sandbox.Attach(ctx, sb.ID(), sandbox.WithStart()); err == nil {
+			_ = again.Close()
+		}
+	}()
+	if err := sb.Write(ctx, "notes.txt", []byte("kept")); err != nil {
+		fmt.Println(err)
+		return
+	}
+	if err := sb.Stop(ctx); err != nil {
+		fmt.Println(err)
+		return
+	}
+	_, err = sb.Execute(ctx, "true")
+	fmt.Println(errors.Is(err, sandbox.ErrStopped))
+	if err := sb.Start(ctx); err != nil {
+		fmt.Println(err)
+		return
+	}
+	res, err := sb.Execute(ctx, "cat notes.txt")
+	fmt.Print(res.Output, " ", err, "\n")
+	// Output:
+	// true
+	// kept <nil>
+}
+
+// The lifetime lives in the container: any handle reads and changes it.
+func ExampleDockerSandbox_SetLifetime() {
+	ctx := context.Background()
+	sb, err := sandbox.New(ctx, append(publicExampleOptions, sandbox.WithLifetime(10*time.Minute))...)
+	if err != nil {
+		fmt.Println(err)
+		return
+	}
+	defer sb.Close()
+	if err := sb.SetLifetime(ctx, time.Hour); err != nil { // extend
+		fmt.Println(err)
+		return
+	}
+	other, err := sandbox.Attach(ctx, sb.ID())
+	if err != nil {
+		fmt.Println(err)
+		return
+	}
+	defer other.Detach()
+	l, err := other.Lifetimes(ctx)
+	fmt.Println(l.Lifetime, l.IdleTimeout, err)
+	// Output:
+	// 1h0m0s 0s <nil>
+}

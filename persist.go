@@ -1,0 +1,162 @@
+package sandbox
+
+import (
+	"archive/tar"
+	"context"
+	"errors"
+	"fmt"
+	"io"
+	"io/fs"
+	"path"
+	"strings"
+
+	cerrdefs "github.com/containerd/errdefs"
+	"github.com/dockersandbox/sandbox/internal/proto"
+	"github.com/dockersandbox/sandbox/internal/tarx"
+	"github.com/moby/moby/client"
+)
+
+// ErrUnsafeArchive: Hydrate (or Persist, for what the container sent)
+// refused an archive entry: an absolute name or one with "..", a symlink
+// out of the target (for Hydrate), a hard link to anything but an earlier
+// file of the archive, an entry under a link or a file of the archive, a
+// device, FIFO or sparse file. The error names the entry.
+var ErrUnsafeArchive = tarx.ErrUnsafe
+
+// Persist writes a tar archive of the working directory, or of the given
+// paths (relative to the working directory, or absolute inside it), to w,
+// streaming: the host holds a few buffers whatever the size. Entry names
+// are relative to the working directory, so that Hydrate restores them
+// into another sandbox's; modes, owners, mtimes and symlinks (kept as
+// they are, never followed) are recorded. A path outside the working
+// directory, or a file reached through a symlink, is ErrInvalidPath. Entries the
+// container sends with unsafe names are refused (ErrUnsafeArchive):
+// Persist never writes an archive that would escape its target.
+//
+// The archive is read through Docker's archive API while the sandbox
+// runs: a file changed meanwhile may be recorded in either state.
+func (s *DockerSandbox) Persist(ctx context.Context, w io.Writer, paths ...string) error {
+	if s.closed.Load() {
+		return ErrClosed
+	}
+	if len(paths) == 0 {
+		paths = []string{s.opts.workingDir}
+	}
+	abs := make([]string, len(paths))
+	for i, raw := range paths {
+		p, err := s.abs("persist", raw)
+		if err != nil {
+			return err
+		}
+		if p != s.opts.workingDir && !strings.HasPrefix(p, s.opts.workingDir+"/") || !archiveSafe(p) {
+			return &fs.PathError{Op: "persist", Path: raw, Err: fmt.Errorf("%w: not inside the working directory %s", ErrInvalidPath, s.opts.workingDir)}
+		}
+		abs[i] = p
+	}
+	res, err := s.call(ctx, proto.Request{Op: proto.OpStat, Paths: abs}, callOptions{shared: true})
+	if err != nil {
+		return err
+	}
+	if len(res.Stats) != len(abs) {
+		return fmt.Errorf("%w: persist preflight answered %d of %d paths", ErrHelper, len(res.Stats), len(abs))
+	}
+	for i, st := range res.Stats {
+		if st.Error != nil && errors.Is(st.Error.Err(), ErrIsDir) {
+			continue // a directory: what Persist is for
+		}
+		if st.Error != nil {
+			return &fs.PathError{Op: "persist", Path: abs[i], Err: st.Error.Err()}
+		}
+		if st.Resolved != abs[i] {
+			return &fs.PathError{Op: "persist", Path: abs[i], Err: fmt.Errorf("%w: reached through a symlink (to %q)", ErrInvalidPath, st.Resolved)}
+		}
+	}
+	tw := tar.NewWriter(markWriter{w})
+	for _, p := range abs {
+		if err := s.persistOne(ctx, tw, p); err != nil {
+			return err
+		}
+	}
+	return tw.Close()
+}
+
+// persistOne appends the tree at p to tw, its names relative to the
+// working directory.
+func (s *DockerSandbox) persistOne(ctx context.Context, tw *tar.Writer, p string) error {
+	rel := strings.TrimPrefix(strings.TrimPrefix(p, s.opts.workingDir), "/")
+	wctx, prog, stop := watchProgress(ctx)
+	defer stop()
+	rc, err := s.cli.CopyFromContainer(wctx, s.id, client.CopyFromContainerOptions{SourcePath: p})
+	if err != nil {
+		err = stalled(ctx, wctx, err)
+		if cerrdefs.IsNotFound(err) && !noSuchContainer(err) {
+			return &fs.PathError{Op: "persist", Path: p, Err: fmt.Errorf("%w: %v", fs.ErrNotExist, err)}
+		}
+		return s.dockerErr("persist", err)
+	}
+	defer rc.Content.Close()
+	// The archive names the tree after its base name ("workspace/..."),
+	// or "." for "/"; whatever else the container makes it say is refused.
+	base := path.Base(p)
+	checked := tarx.Check(prog.reader(rc.Content), tarx.Policy{LinksOut: true, MkdirMode: 0o755,
+		Rename: func(name string) (string, bool, error) {
+			name = strings.TrimPrefix(strings.TrimPrefix(name, "./"), "/")
+			switch {
+			case name == base || name == base+"/":
+				if rel == "" {
+					return "", false, nil // the working directory itself
+				}
+				return rel, true, nil
+			case strings.HasPrefix(name, base+"/"):
+				return path.Join(rel, name[len(base)+1:]), true, nil
+			}
+			return "", false, fmt.Errorf("%w: not under %q", ErrUnsafeArchive, base)
+		}})
+	defer checked.Close()
+	tr := tar.NewReader(checked)
+	for {
+		hdr, err := tr.Next()
+		if err == io.EOF {
+			return nil
+		}
+		if err != nil {
+			return s.persistErr(ctx, wctx, err)
+		}
+		if err := tw.WriteHeader(hdr); err != nil {
+			return err
+		}
+		if hdr.Typeflag == tar.TypeReg {
+			if _, err := io.CopyN(tw, tr, hdr.Size); err != nil {
+				var we writeErr
+				if errors.As(err, &we) {
+					return we.error // the caller's writer failed
+				}
+				return s.persistErr(ctx, wctx, err)
+			}
+		}
+	}
+}
+
+// persistErr explains a failed read of the archive.
+func (s *DockerSandbox) persistErr(ctx, wctx context.Context, err error) error {
+	if errors.Is(err, tarx.ErrUnsafe) || errors.Is(err, tarx.ErrTooLarge) {
+		return fmt.Errorf("sandbox %s: persist: %w", s.ID(), err)
+	}
+	return s.dockerErr("persist", stalled(ctx, wctx, err))
+}
+
+// markWriter marks the failures of Persist's writer (writeErr), to tell
+// them from the archive's.
+type markWriter struct{ w io.Writer }
+
+func (m markWriter) Write(p []byte) (int, error) {
+	n, err := m.w.Write(p)
+	if err != nil {
+		err = writeErr{err}
+	}
+	return n, err
+}
+
+type writeErr struct{ error }
+
+func (e writeErr) Unwrap() error { return e.error }

@@ -1,0 +1,131 @@
+package sandbox
+
+import (
+	"context"
+	"fmt"
+	"time"
+
+	"github.com/moby/moby/client"
+)
+
+// WithStart makes Attach start a stopped sandbox (see Stop) before it
+// attaches to it; without it, Attach fails on one with ErrStopped.
+func WithStart() Option {
+	return func(o *options) error {
+		o.durable.start = true
+		return nil
+	}
+}
+
+// stopTimeout is how long Stop lets the helper end before the engine kills
+// the container (the helper exits at once on SIGTERM).
+const stopTimeout = 5
+
+// Stop stops the sandbox and keeps its container, its files and this
+// handle. Every process in it ends: commands running, and the helper (PID
+// 1). Calls in flight fail (with ErrGone), and later calls with ErrStopped,
+// until Start starts it again. A paused sandbox is stopped too. Stopping a
+// stopped sandbox does nothing.
+//
+// Close with WithAutoRemove(false) stops the sandbox the same way, but
+// releases the handle: Attach with WithStart reattaches to it.
+//
+// A sandbox that the engine removes when it ends (made with a lifetime or
+// an idle timeout, and auto-remove on, as by default) cannot be stopped:
+// Stop fails with ErrInvalidOption; make it WithAutoRemove(false).
+func (s *DockerSandbox) Stop(ctx context.Context) error {
+	ctx, cancel := bounded(ctx)
+	defer cancel()
+	info, err := s.cli.ContainerInspect(ctx, s.id, client.ContainerInspectOptions{})
+	if err != nil {
+		return s.dockerErr("stop", err)
+	}
+	if h := info.Container.HostConfig; h != nil && h.AutoRemove {
+		return fmt.Errorf("%w: sandbox %s is removed by the engine when it stops (a lifetime or idle timeout with auto-remove on): make it WithAutoRemove(false) to stop and start it", ErrInvalidOption, s.ID())
+	}
+	done, err := s.change(ctx, true, func() bool { return s.life.stopped })
+	if err != nil || done {
+		return err
+	}
+	s.stopAutoPause()
+	s.chMu.Lock()
+	if s.ch != nil {
+		s.ch.breakWith(ErrStopped)
+	}
+	s.chMu.Unlock()
+	err = s.stopContainer(ctx, stopTimeout)
+	if err != nil && !isNotFound(err) {
+		if st := s.engineState(ctx); st == "exited" || st == "created" {
+			err = nil
+		}
+	}
+	s.endChange(func() {
+		if err == nil {
+			s.life.stopped, s.life.paused = true, false
+			s.life.resumed.Store(time.Now().UnixNano())
+			s.life.frozen.Store(false)
+		}
+	})
+	if err != nil {
+		return s.dockerErr("stop", err)
+	}
+	return nil
+}
+
+// Start starts a sandbox that Stop stopped, with the working directory,
+// user, options and files it had (under WithSecureProfile, the working
+// directory and /tmp are in memory: they start empty). The helper is PID 1
+// again; no process of before runs: a Cmd started before Stop has ended
+// with an error, and its process is gone. The lifetime counts again from
+// the start, with the values last set (SetLifetime, SetIdleTimeout).
+// Starting a running sandbox does nothing.
+func (s *DockerSandbox) Start(ctx context.Context) error {
+	ctx, cancel := bounded(ctx)
+	defer cancel()
+	done, err := s.change(ctx, true, func() bool { return !s.life.stopped })
+	if err != nil || done {
+		return err
+	}
+	_, err = s.cli.ContainerStart(ctx, s.id, client.ContainerStartOptions{})
+	s.endChange(func() {
+		if err == nil {
+			s.life.stopped = false
+		}
+	})
+	if err != nil {
+		return s.dockerErr("start", err)
+	}
+	s.armAutoPause()
+	return nil
+}
+
+// stopContainer stops the container, also a paused one: Podman 4.3 refuses
+// to stop a paused container ("container state improper"), so it is
+// resumed first (its helper then exits at once on the stop signal).
+func (s *DockerSandbox) stopContainer(ctx context.Context, timeout int) error {
+	if s.life.frozen.Load() {
+		_, _ = s.cli.ContainerUnpause(ctx, s.id, client.ContainerUnpauseOptions{})
+	}
+	_, err := s.cli.ContainerStop(ctx, s.id, client.ContainerStopOptions{Timeout: &timeout})
+	if err != nil && !isNotFound(err) && s.engineState(ctx) == "paused" { // paused from outside
+		_, _ = s.cli.ContainerUnpause(ctx, s.id, client.ContainerUnpauseOptions{})
+		_, err = s.cli.ContainerStop(ctx, s.id, client.ContainerStopOptions{Timeout: &timeout})
+	}
+	return err
+}
+
+// Stopped reports whether the sandbox is stopped, as this handle knows it.
+func (s *DockerSandbox) Stopped() bool {
+	s.life.mu.Lock()
+	defer s.life.mu.Unlock()
+	return s.life.stopped
+}
+
+// startStopped starts, for Attach WithStart, a sandbox container that ran
+// and stopped.
+func startStopped(ctx context.Context, cli dockerAPI, id string) error {
+	if _, err := cli.ContainerStart(ctx, id, client.ContainerStartOptions{}); err != nil {
+		return fmt.Errorf("sandbox: attach %s: start: %w", id, daemonErr(err))
+	}
+	return nil
+}

@@ -1,0 +1,86 @@
+package sandbox_test
+
+import (
+	"errors"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/dockersandbox/sandbox"
+	"github.com/stretchr/testify/assert"
+	"github.com/stretchr/testify/require"
+)
+
+// TestStopStart: a stopped sandbox keeps its files and refuses calls with
+// ErrStopped; started again (on the handle, and by Attach WithStart after a
+// Close that kept it), it has its working dir, user and files, the helper
+// is PID 1 again, and no process of before runs.
+func TestStopStart(t *testing.T) {
+	for _, image := range images {
+		t.Run(imageName(image), func(t *testing.T) {
+			t.Parallel()
+			ctx := testCtx(t)
+			sb, err := sandbox.New(ctx, sandboxOptions(image, sandbox.WithAutoRemove(false))...)
+			require.NoError(t, err)
+			defer removeContainer(t, sb.ID())
+			f := sb.WorkingDir() + "/kept.txt"
+			mustWrite(t, sb, f, "kept")
+			user, dir := mustSh(t, sb, "id -u"), mustSh(t, sb, "pwd")
+			bg := sb.Command(ctx, "sleep 1000")
+			require.NoError(t, bg.Start())
+			require.Eventually(t, func() bool {
+				return strings.Contains(mustSh(t, sb, "ps -o args 2>/dev/null || cat /proc/[0-9]*/cmdline"), "sleep")
+			},
+				10*time.Second, 50*time.Millisecond)
+
+			require.NoError(t, sb.Stop(ctx))
+			require.NoError(t, sb.Stop(ctx), "a second Stop")
+			assert.True(t, sb.Stopped())
+			assert.Equal(t, "exited", engineState(t, sb.ID()))
+			assert.ErrorIs(t, bg.Wait(), sandbox.ErrGone, "a command running at Stop")
+			_, err = sb.Execute(ctx, "true")
+			assert.ErrorIs(t, err, sandbox.ErrStopped)
+			assert.ErrorIs(t, err, sandbox.ErrGone)
+			assert.ErrorIs(t, sb.Pause(ctx), sandbox.ErrStopped)
+
+			require.NoError(t, sb.Start(ctx))
+			require.NoError(t, sb.Start(ctx), "a second Start")
+			checkRestarted := func(sb *sandbox.DockerSandbox) {
+				t.Helper()
+				assert.Contains(t, mustSh(t, sb, "tr '\\0' ' ' < /proc/1/cmdline"), "sandbox-helper init")
+				assert.Equal(t, user, mustSh(t, sb, "id -u"))
+				assert.Equal(t, dir, mustSh(t, sb, "pwd"))
+				if !secureProfile() {
+					assert.Equal(t, "kept", mustSh(t, sb, "cat "+f))
+				}
+				assert.NotContains(t, mustSh(t, sb, "cat /proc/[0-9]*/cmdline | tr '\\0' ' '"), "sleep 1000")
+			}
+			checkRestarted(sb)
+
+			// Close keeps it (WithAutoRemove(false)); Attach WithStart takes it back.
+			require.NoError(t, sb.Close())
+			_, err = sandbox.Attach(ctx, sb.ID())
+			assert.ErrorIs(t, err, sandbox.ErrStopped)
+			assert.ErrorIs(t, err, sandbox.ErrGone)
+			again, err := sandbox.Attach(ctx, sb.ID(), sandbox.WithStart())
+			require.NoError(t, err)
+			checkRestarted(again)
+			require.NoError(t, again.Close()) // removes it
+			assert.Contains(t, strings.ToLower(engineState(t, sb.ID())), "no such container")
+		})
+	}
+}
+
+// TestStopRemovedByEngine: a sandbox the engine removes when it ends
+// cannot be stopped: the error says so, and it keeps running.
+func TestStopRemovedByEngine(t *testing.T) {
+	sb := newSandbox(t, images[0], sandbox.WithLifetime(time.Hour))
+	err := sb.Stop(testCtx(t))
+	assert.ErrorIs(t, err, sandbox.ErrInvalidOption)
+	assert.False(t, errors.Is(err, sandbox.ErrGone))
+	assert.Equal(t, "ok", mustSh(t, sb, "echo ok"))
+}
+
+// secureProfile says whether the suite runs under the secure profile,
+// where the working dir is in memory (it starts empty after Start).
+func secureProfile() bool { return secure }
