@@ -56,7 +56,7 @@ func ExampleWithAutoPause() {
 	// <nil>
 }
 
-// Stop ends every process and keeps the files; Start brings the sandbox
+// Stop ends every process and keeps the files; Restart brings the sandbox
 // back, its helper PID 1 again.
 func ExampleDockerSandbox_Stop() {
 	ctx := context.Background()
@@ -82,7 +82,7 @@ func ExampleDockerSandbox_Stop() {
 	}
 	_, err = sb.Execute(ctx, "true")
 	fmt.Println(errors.Is(err, sandbox.ErrStopped))
-	if err := sb.Start(ctx); err != nil {
+	if err := sb.Restart(ctx); err != nil {
 		fmt.Println(err)
 		return
 	}

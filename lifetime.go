@@ -69,7 +69,7 @@ func (s *DockerSandbox) Lifetimes(ctx context.Context) (Lifetimes, error) {
 // (paused time excluded): a longer d extends it, a shorter one ends it
 // earlier, and one it already ran for ends it now; 0 removes the lifetime.
 // The helper applies the value within about half a second; it lives in
-// the container and also applies after Stop and Start.
+// the container and also applies after Stop and Restart.
 //
 // A sandbox made without a lifetime or idle timeout is not removed by the
 // engine when a lifetime set later ends it: it is left exited, for Close

@@ -93,7 +93,7 @@ func (s *DockerSandbox) Paused() bool {
 //     ended only by Prune (or by anyone calling Close on an Attach handle);
 //   - Close works (the container is killed paused) within its bound.
 //
-// Pausing a paused sandbox does nothing. Pause, Resume, Stop, Start and
+// Pausing a paused sandbox does nothing. Pause, Resume, Stop, Restart and
 // the lifetime calls are bounded by their context, or by 30 s when it has
 // no deadline.
 func (s *DockerSandbox) Pause(ctx context.Context) error {
@@ -216,7 +216,7 @@ func (s *DockerSandbox) engineState(ctx context.Context) string {
 // stateTimeout bounds engineState.
 const stateTimeout = 5 * time.Second
 
-// stateBound bounds Pause, Resume, Stop, Start and the lifetime calls when
+// stateBound bounds Pause, Resume, Stop, Restart and the lifetime calls when
 // their context has no deadline: the engine may not answer.
 const stateBound = 30 * time.Second
 

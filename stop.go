@@ -24,7 +24,7 @@ const stopTimeout = 5
 // Stop stops the sandbox and keeps its container, its files and this
 // handle. Every process in it ends: commands running, and the helper (PID
 // 1). Calls in flight fail (with ErrGone), and later calls with ErrStopped,
-// until Start starts it again. A paused sandbox is stopped too. Stopping a
+// until Restart starts it again. A paused sandbox is stopped too. Stopping a
 // stopped sandbox does nothing.
 //
 // Close with WithAutoRemove(false) stops the sandbox the same way, but
@@ -72,14 +72,15 @@ func (s *DockerSandbox) Stop(ctx context.Context) error {
 	return nil
 }
 
-// Start starts a sandbox that Stop stopped, with the working directory,
+// Restart starts again a sandbox that Stop stopped, with the working directory,
 // user, options and files it had (under WithSecureProfile, the working
 // directory and /tmp are in memory: they start empty). The helper is PID 1
 // again; no process of before runs: a Cmd started before Stop has ended
 // with an error, and its process is gone. The lifetime counts again from
 // the start, with the values last set (SetLifetime, SetIdleTimeout).
-// Starting a running sandbox does nothing.
-func (s *DockerSandbox) Start(ctx context.Context) error {
+// Restarting a running sandbox does nothing (unlike docker restart, it
+// never stops one).
+func (s *DockerSandbox) Restart(ctx context.Context) error {
 	ctx, cancel := bounded(ctx)
 	defer cancel()
 	done, err := s.change(ctx, true, func() bool { return !s.life.stopped })

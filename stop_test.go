@@ -43,8 +43,8 @@ func TestStopStart(t *testing.T) {
 			assert.ErrorIs(t, err, sandbox.ErrGone)
 			assert.ErrorIs(t, sb.Pause(ctx), sandbox.ErrStopped)
 
-			require.NoError(t, sb.Start(ctx))
-			require.NoError(t, sb.Start(ctx), "a second Start")
+			require.NoError(t, sb.Restart(ctx))
+			require.NoError(t, sb.Restart(ctx), "a second Restart")
 			checkRestarted := func(sb *sandbox.DockerSandbox) {
 				t.Helper()
 				assert.Contains(t, mustSh(t, sb, "tr '\\0' ' ' < /proc/1/cmdline"), "sandbox-helper init")
