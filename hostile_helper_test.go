@@ -8,6 +8,7 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"io"
 	"os"
 	"os/exec"
 	"path"
@@ -642,11 +643,20 @@ func TestHostileFrozenDaemon(t *testing.T) {
 					_, err := sb.DownloadFiles(ctx, []string{"f.txt"})
 					return err
 				},
+				"snapshot": func(ctx context.Context) error { _, err := sb.Snapshot(ctx); return err },
+				"persist":  func(ctx context.Context) error { return sb.Persist(ctx, io.Discard) },
 			} {
 				r := runTimed(bound, call(fn))
 				if r.within(t, name+" on a frozen daemon", bound) {
 					assert.Error(t, r.err, name)
 				}
+			}
+			// Snapshot without a deadline: its own bound (lowered here).
+			restore := sandbox.SetSnapshotBound(hostileDeadline)
+			r = runTimed(bound, func() error { _, err := sb.Snapshot(context.Background()); return err })
+			restore()
+			if r.within(t, "snapshot without a deadline on a frozen daemon", bound) {
+				assert.Error(t, r.err)
 			}
 			freeze(false)
 		})

@@ -11,6 +11,7 @@ import (
 	"path"
 	"slices"
 	"strings"
+	"sync/atomic"
 	"time"
 
 	"github.com/dockersandbox/sandbox/internal/tarx"
@@ -178,6 +179,13 @@ func snapshotClient(cli dockerAPI) (snapshotAPI, error) {
 // itself there.
 var afterSnapshotCommit func(id string)
 
+// snapshotBound bounds Snapshot when its context has no deadline: a commit
+// of a large filesystem takes time, a frozen engine never answers.
+// (A test lowers it.)
+var snapshotBound atomic.Int64
+
+func init() { snapshotBound.Store(int64(10 * time.Minute)) }
+
 // Snapshot records the sandbox's filesystem as a labelled image on its
 // engine: the root filesystem by docker commit (the sandbox is paused
 // meanwhile), then the content of the volumes docker commit leaves out —
@@ -192,6 +200,8 @@ var afterSnapshotCommit func(id string)
 // A snapshot of a sandbox made from a snapshot works (chains); each
 // generation adds a layer of what changed in the root filesystem, and one
 // holding the whole content of the recorded volumes (see BENCHMARKS.md).
+//
+// Without a deadline on ctx, Snapshot gives up after 10 minutes.
 //
 // If Snapshot fails, or its process dies midway, what it made carries the
 // library's labels: PruneSnapshots and Prune with Filter.DeadOwners find
@@ -208,6 +218,11 @@ func (s *DockerSandbox) Snapshot(ctx context.Context, opts ...SnapshotOption) (*
 	}
 	if s.closed.Load() {
 		return nil, ErrClosed
+	}
+	if _, ok := ctx.Deadline(); !ok {
+		var cancel context.CancelFunc
+		ctx, cancel = context.WithTimeout(ctx, time.Duration(snapshotBound.Load()))
+		defer cancel()
 	}
 	cli, err := snapshotClient(s.cli)
 	if err != nil {
