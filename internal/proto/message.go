@@ -15,6 +15,7 @@ type Hello struct {
 	UID     int    `json:"uid"`
 	GID     int    `json:"gid"`
 	Arch    string `json:"arch"`
+	TTY     bool   `json:"tty,omitempty"` // runs commands on a terminal (Request.TTY, KindResize)
 }
 
 // Operations a Request can name.
@@ -46,9 +47,15 @@ type Request struct {
 	Timeout  int64    `json:"timeout_ms,omitempty"` // 0 = none
 	Combined bool     `json:"combined,omitempty"`   // stderr into the stdout stream
 	Stdin    bool     `json:"stdin,omitempty"`      // Input frames feed the command
+	TTY      *Winsize `json:"tty,omitempty"`        // run on a terminal of this size (see KindResize)
 
 	// kill
 	Session int `json:"session,omitempty"`
+
+	// dial (Network, Address), watch (Path, Recursive)
+	Network   string `json:"network,omitempty"`
+	Address   string `json:"address,omitempty"`
+	Recursive bool   `json:"recursive,omitempty"`
 
 	// files
 	Path       string   `json:"path,omitempty"`
