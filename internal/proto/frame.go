@@ -153,6 +153,9 @@ func (r *Reader) ReadFrameLimited(limit func(Kind, uint32) int) (Frame, error) {
 	switch f.Kind {
 	case KindHello, KindRequest, KindInput, KindCancel, KindStdout, KindStderr, KindResult, KindAlive, KindResize:
 	default:
+		if streamKind(f.Kind) {
+			break
+		}
 		return Frame{}, fmt.Errorf("%w: unknown kind %q", ErrBadFrame, hdr[0])
 	}
 	max := limit(f.Kind, f.ID)
