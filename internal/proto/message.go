@@ -68,6 +68,8 @@ type Request struct {
 	Pattern    string   `json:"pattern,omitempty"`
 	Glob       string   `json:"glob,omitempty"`
 	MaxCount   int      `json:"max_count,omitempty"`
+
+	Proc *ProcRequest `json:"proc,omitempty"` // process operations (process.go)
 }
 
 // TimeoutExitCode is the exit code of a command killed by its timeout.
@@ -91,6 +93,9 @@ type Result struct {
 	UID       int                   `json:"uid,omitempty"`    // prepare: who the helper runs as
 	Offset    int64                 `json:"offset,omitempty"` // cat: where it began (a helper without ranged cat leaves it 0)
 	GID       int                   `json:"gid,omitempty"`
+
+	Proc  *ProcResult    `json:"proc,omitempty"`  // process operations (process.go)
+	Procs List[ProcInfo] `json:"procs,omitempty"` // proc_list
 }
 
 // Stat is the helper's view of one path in a batch, as the sandbox user sees it.
