@@ -24,7 +24,7 @@ func Serve(r io.Reader, w io.Writer, once bool) error {
 	announce()
 	fw := proto.NewWriter(w)
 	hello, _ := json.Marshal(proto.Hello{
-		Version: proto.Version, Session: ownSession(), UID: os.Getuid(), GID: os.Getgid(), Arch: runtime.GOARCH,
+		Version: proto.Version, Session: ownSession(), UID: os.Getuid(), GID: os.Getgid(), Arch: runtime.GOARCH, TTY: true,
 	})
 	if err := fw.WriteFrame(proto.KindHello, 0, hello); err != nil {
 		return err
@@ -83,6 +83,7 @@ type server struct {
 type request struct {
 	cancel context.CancelFunc
 	input  *io.PipeWriter // nil when the request takes no input
+	tty    *ttyControl    // nil when the request has no terminal (exec_tty.go)
 }
 
 // lingerAfterEnd bounds how long Serve waits, once its input has ended, for
@@ -117,6 +118,10 @@ func (s *server) dispatch(ctx context.Context, f proto.Frame, once bool) error {
 		}
 		rctx, cancel := context.WithCancel(ctx)
 		rq := &request{cancel: cancel}
+		if req.TTY != nil {
+			rq.tty = &ttyControl{}
+			rctx = withTTY(rctx, rq.tty)
+		}
 		var in io.Reader
 		if takesInput(req) {
 			pr, pw := io.Pipe()
@@ -156,6 +161,8 @@ func (s *server) dispatch(ctx context.Context, f proto.Frame, once bool) error {
 		// Blocks while the command does not read; a cancel or the end of the
 		// connection kills the command, which unblocks this write.
 		_, _ = rq.input.Write(f.Payload)
+	case proto.KindResize:
+		s.resize(f)
 	case proto.KindCancel:
 		s.mu.Lock()
 		if rq := s.reqs[f.ID]; rq != nil {
