@@ -265,6 +265,10 @@ func (s *DockerSandbox) startExec(ctx context.Context, req proto.Request, co cal
 	if err != nil {
 		return nil, err
 	}
+	if err := checkTTYHelper(req, hc.hello); err != nil {
+		hc.close()
+		return nil, err
+	}
 	c := &helperCall{helperConn: hc, ctx: ctx, s: s, co: co, op: req.Op}
 	c.out.Watch(silenceLimit, func() { // a helper that stops reading input
 		if !s.pausedWithin(silenceLimit) {
