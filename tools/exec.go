@@ -149,6 +149,14 @@ func tokensArg(a *args) (tokens, bad *big.Int) {
 	return n, nil
 }
 
+// sessionArg reads the required session_id.
+func sessionArg(a *args) (int, bool) {
+	if _, ok := a.get("session_id", true); !ok {
+		return 0, false
+	}
+	return a.integer("session_id")
+}
+
 // shellQuote quotes s for sh.
 func shellQuote(s string) string {
 	return "'" + strings.ReplaceAll(s, "'", `'\''`) + "'"
@@ -239,7 +247,7 @@ func (x *execTools) report(ctx context.Context, tool string, s *session, start, 
 const maxDrainReads = 4
 
 func (x *execTools) writeStdin(ctx context.Context, a *args) Result {
-	sid, hasID := a.integer("session_id")
+	sid, hasID := sessionArg(a)
 	chars, _ := a.str("chars", false)
 	var yield time.Duration
 	var badYield *big.Int
@@ -278,7 +286,7 @@ func (x *execTools) writeStdin(ctx context.Context, a *args) Result {
 }
 
 func (x *execTools) killSession(ctx context.Context, a *args) Result {
-	sid, hasID := a.integer("session_id")
+	sid, hasID := sessionArg(a)
 	if r, bad := a.done(); bad {
 		return r
 	}
