@@ -2,6 +2,7 @@
 //
 //	sandbox create [flags]                 create a sandbox, print its ID
 //	sandbox exec [flags] ID -- COMMAND...  run a command, streaming its output
+//	sandbox exec -it ID [-- COMMAND...]    an interactive shell (or command) on a terminal
 //	sandbox cp [flags] SRC DST             copy a file in (DST is ID:PATH) or out (SRC is ID:PATH)
 //	sandbox ls [flags]                     list the library's sandboxes
 //	sandbox rm [flags] ID...               remove sandboxes
@@ -23,7 +24,8 @@
 // prune needs one of them, or -all. Sizes take units: -memory 512m, 2g.
 //
 // Exit status: 0 on success (and for -h), 1 on failure, 2 on bad usage;
-// exec exits with the command's status (124 when it timed out). An error
+// exec exits with the command's status (124 when it timed out; exec -it
+// too, the terminal restored on every way out). An error
 // is printed once, on stderr.
 package main
 
@@ -45,6 +47,7 @@ const usage = `usage: sandbox <command> [flags]
 commands:
   create [flags]                 create a sandbox and print its ID
   exec [flags] ID -- COMMAND...  run a command in a sandbox, streaming its output
+  exec -it ID [-- COMMAND...]    an interactive shell (bash, else sh) or command on a terminal
   cp [flags] SRC DST             copy a file in (DST is ID:PATH) or out (SRC is ID:PATH; DST - is stdout)
   ls [flags]                     list the library's sandboxes (filters: -owner, -label, -older-than, -dead-owners)
   rm [flags] ID...               remove sandboxes
