@@ -1,8 +1,10 @@
 package sandbox
 
 import (
+	"archive/tar"
 	"fmt"
 	"strings"
+	"time"
 
 	"github.com/dockersandbox/sandbox/internal/proto"
 )
@@ -71,4 +73,26 @@ func WithTTY(rows, cols int) ProcessOption {
 		c.tty, c.rows, c.cols = true, rows, cols
 		return nil
 	}
+}
+
+// WithProcessKeepAlive says whether the sandbox's running processes count
+// as activity for its idle timeout (WithIdleTimeout): true by default, so
+// that a server started with Start keeps its sandbox; false lets the
+// sandbox end when no request came for the idle timeout, processes or not.
+func WithProcessKeepAlive(keep bool) Option {
+	return func(o *options) error {
+		o.procsIdle = !keep
+		return nil
+	}
+}
+
+// procRunDir is the archive entry of the directory where the helper's PID 1
+// serves its process table: dir/run, entered only by the sandbox's user
+// (uid, gid), who runs PID 1.
+func procRunDir(dir string, uid, gid int, now time.Time) *tar.Header {
+	name := "run/"
+	if dir != "." {
+		name = dir + "/run/"
+	}
+	return &tar.Header{Typeflag: tar.TypeDir, Name: name, Mode: 0o700, Uid: uid, Gid: gid, ModTime: now}
 }

@@ -264,7 +264,7 @@ func fitResult(op string, res *proto.Result) ([]byte, error) {
 var errTooLarge = errors.New("result too large")
 
 func takesInput(req proto.Request) bool {
-	return req.Op == proto.OpWrite || (req.Op == proto.OpExec && req.Stdin)
+	return req.Op == proto.OpWrite || req.Op == proto.OpProcWrite || (req.Op == proto.OpExec && req.Stdin)
 }
 
 // handle runs one request.
@@ -276,6 +276,9 @@ func handle(ctx context.Context, req proto.Request, in io.Reader, send func(prot
 		return catFile(ctx, req, send)
 	case proto.OpKill:
 		return killRequest(req)
+	case proto.OpProcStart, proto.OpProcList, proto.OpProcInfo, proto.OpProcRead, proto.OpProcWrite, proto.OpProcCloseStdin,
+		proto.OpProcSignal, proto.OpProcKill, proto.OpProcWait, proto.OpProcResize:
+		return forwardProc(ctx, req, in, send) // to PID 1's process table (procserver.go)
 	case proto.OpRead, proto.OpWrite, proto.OpEdit, proto.OpLs, proto.OpGlob, proto.OpGrep,
 		proto.OpDelete, proto.OpStat, proto.OpPrepare, proto.OpRename, proto.OpInfo:
 		return fileOp(ctx, req, in)
