@@ -151,18 +151,26 @@ func (p *Process) Info(ctx context.Context) (ProcessInfo, error) {
 }
 
 // Write writes data to the process's stdin (its terminal's input with
-// WithTTY) and returns how many bytes it took. It blocks while the process
+// WithTTY), in requests of at most MaxProcessRead bytes, and returns how
+// many bytes it took. It blocks while the process
 // does not read and the pipe is full, until ctx ends. A process that
 // exited is ErrProcessDone; after CloseStdin, ErrStdinClosed.
 func (p *Process) Write(ctx context.Context, data []byte) (int, error) {
-	res, err := p.s.procCall(ctx, proto.Request{Op: proto.OpProcWrite, Proc: &proto.ProcRequest{ID: p.id}}, data, p)
-	if err != nil {
-		return 0, err
+	written := 0
+	for len(data) > 0 {
+		chunk := data[:min(len(data), MaxProcessRead)]
+		res, err := p.s.procCall(ctx, proto.Request{Op: proto.OpProcWrite, Proc: &proto.ProcRequest{ID: p.id}}, chunk, p)
+		if err != nil {
+			return written, err
+		}
+		n := res.Proc.Written
+		if n <= 0 || n > len(chunk) {
+			return written, fmt.Errorf("%w: a write of %d bytes took %d", errHelperLied, len(chunk), n)
+		}
+		written += n
+		data = data[n:]
 	}
-	if res.Proc.Written < 0 || res.Proc.Written > len(data) {
-		return 0, fmt.Errorf("%w: a write of %d bytes took %d", errHelperLied, len(data), res.Proc.Written)
-	}
-	return res.Proc.Written, nil
+	return written, nil
 }
 
 // CloseStdin closes the process's stdin: it reads end of file. On a
