@@ -30,6 +30,7 @@ type callOptions struct {
 	// shared allows the sandbox's shared channel: the request's input and
 	// output are the library's own, so they cannot stall other requests.
 	shared bool
+	stream *stream // a dial or a watch (stream.go)
 }
 
 // deliver writes an output frame to the writer for its stream, if any.

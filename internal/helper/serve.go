@@ -78,6 +78,7 @@ type server struct {
 	onced bool
 	// aliveSending: an Alive frame is being written.
 	aliveSending atomic.Bool
+	streams      streamTable // dial and watch streams (stream.go)
 }
 
 type request struct {
@@ -134,7 +135,7 @@ func (s *server) dispatch(ctx context.Context, f proto.Frame, once bool) error {
 		s.wg.Add(1)
 		go func() {
 			defer s.wg.Done()
-			res := handle(rctx, req, in, func(kind proto.Kind, p []byte) error { return s.w.WriteFrame(kind, f.ID, p) })
+			res := s.handleRequest(rctx, f.ID, req, in, func(kind proto.Kind, p []byte) error { return s.w.WriteFrame(kind, f.ID, p) })
 			if in != nil {
 				in.(*io.PipeReader).Close()
 			}
@@ -163,6 +164,8 @@ func (s *server) dispatch(ctx context.Context, f proto.Frame, once bool) error {
 		_, _ = rq.input.Write(f.Payload)
 	case proto.KindResize:
 		s.resize(f)
+	case proto.KindData, proto.KindWindow, proto.KindEOF:
+		s.streams.frame(f) // never blocks (stream.go)
 	case proto.KindCancel:
 		s.mu.Lock()
 		if rq := s.reqs[f.ID]; rq != nil {
