@@ -112,6 +112,9 @@ func (h *helper) run(in io.Reader) error {
 		}
 		return silence(in)
 	}
+	if strings.HasPrefix(h.mode, "tty-") {
+		return h.tty(in) // tty.go
+	}
 	if err := h.hello(proto.Version); err != nil {
 		return err
 	}
