@@ -115,6 +115,9 @@ func (h *helper) run(in io.Reader) error {
 	if strings.HasPrefix(h.mode, "tty-") {
 		return h.tty(in) // tty.go
 	}
+	if strings.HasPrefix(h.mode, "proc-") {
+		return h.proc(in) // proc.go
+	}
 	if err := h.hello(proto.Version); err != nil {
 		return err
 	}
