@@ -182,6 +182,9 @@ func (h *helper) answerAlive(id uint32, req proto.Request) error {
 }
 
 func (h *helper) answer(id uint32, req proto.Request) error {
+	if handled, err := h.streamAnswer(id, req); handled { // stream.go
+		return err
+	}
 	result := func(b []byte) error { return h.frame(byte(proto.KindResult), id, b) }
 	switch h.mode {
 	case "slow":
