@@ -275,10 +275,17 @@ func (x *execTools) writeStdin(ctx context.Context, a *args) Result {
 		if !s.tty {
 			return errorText("write_stdin failed: stdin is closed for this session; rerun exec_command with tty=true to keep stdin open")
 		}
-		if err := s.proc.write(ctx, []byte(chars)); err != nil && !errors.Is(err, sandbox.ErrProcessDone) {
-			if errors.Is(err, sandbox.ErrProcessNotFound) {
-				x.table.release(s.id)
-			}
+		wctx, cancel := context.WithTimeout(ctx, writeTimeout)
+		err := s.proc.write(wctx, []byte(chars))
+		cancel()
+		switch {
+		case err == nil, errors.Is(err, sandbox.ErrProcessDone):
+		case ctx.Err() == nil && errors.Is(err, context.DeadlineExceeded):
+			return errorf("write_stdin failed: session ID %d did not take the input within %v: it is not reading its terminal; poll it with empty chars, or kill_session it", s.id, writeTimeout)
+		case errors.Is(err, sandbox.ErrProcessNotFound):
+			x.table.release(s.id)
+			fallthrough
+		default:
 			return errorf("write_stdin failed: %s", sandbox.SafeText(err.Error()))
 		}
 	}
@@ -304,6 +311,10 @@ func (x *execTools) killSession(ctx context.Context, a *args) Result {
 	// The process is dead: its output ends as soon as the log has it all.
 	return x.report(ctx, "kill_session", s, start, time.Now().Add(killDrain), x.opts.MaxOutputBytes)
 }
+
+// writeTimeout bounds how long write_stdin waits for a process to take
+// its input (a terminal's buffer is a few KiB).
+const writeTimeout = 10 * time.Second
 
 // killDrain bounds the wait for a killed process's output to end.
 const killDrain = 5 * time.Second

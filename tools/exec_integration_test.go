@@ -106,8 +106,8 @@ func TestExecToolsEndToEnd(t *testing.T) {
 
 			t.Run("workdir, shell and environment", func(t *testing.T) {
 				a := execAgent{t: t, set: set}
-				r := a.reply("exec_command", "cmd", "pwd; echo $TERM $NO_COLOR $PAGER", "workdir", "sub/..")
-				assert.Equal(t, "/workspace\ndumb 1 cat\n", r.output)
+				r := a.reply("exec_command", "cmd", "pwd; echo $TERM $NO_COLOR $PAGER $GIT_PAGER $GH_PAGER", "workdir", "sub/..")
+				assert.Equal(t, "/workspace\ndumb 1 cat cat cat\n", r.output)
 				a.reply("exec_command", "cmd", "mkdir -p /tmp/w")
 				assert.Equal(t, "/tmp/w\n", a.reply("exec_command", "cmd", "pwd", "workdir", "/tmp/w").output)
 				r = a.reply("exec_command", "cmd", "echo $0", "shell", "sh")
@@ -228,7 +228,7 @@ func TestExecToolsEndToEnd(t *testing.T) {
 				assert.Equal(t, 0, r.code)
 				assert.True(t, strings.HasSuffix(r.output, "xx\nend\n"), r.output)
 				assert.Less(t, len(r.output), 50*4+100)
-				assert.Greater(t, r.tokens, 5000000/4*0, "counted")
+				assert.Equal(t, (20000005+3)/4, r.tokens, "every byte counted, those the log dropped too")
 
 				// Escape sequences never reach the model.
 				r = a.reply("exec_command", "cmd", `printf '\033[31mred\033[0m\n'`)
@@ -314,6 +314,38 @@ func TestExecToolsManySessions(t *testing.T) {
 	}
 }
 
-// The sandbox's Close ends the sessions' processes (nothing is left in the
-// container, which is gone).
+// kill_session kills what the command started too, however it detached.
+func TestExecToolsKillTree(t *testing.T) {
+	sb := sandboxtest.Busybox(t)
+	a := execAgent{t: t, set: tools.NewExec(sb, tools.Options{})}
+	r := a.reply("exec_command", "cmd", "sleep 701 & setsid sleep 702 & (sleep 703 &); echo started; wait", "yield_time_ms", 1000)
+	require.True(t, r.running, r.output)
+	count := func() string {
+		out, err := sb.Execute(sandboxtest.Context(t), "ps -o args | grep -c '^sleep 70[123]$' || true")
+		require.NoError(t, err)
+		return strings.TrimSpace(out.Output)
+	}
+	require.Equal(t, "3", count())
+	k := a.reply("kill_session", "session_id", r.session)
+	assert.Equal(t, 137, k.code)
+	assert.Equal(t, "0", count(), "no process of the session is left")
+}
+
 var _ = sandbox.ErrProcessDone
+
+// A session that does not read its terminal does not hang write_stdin: the
+// write gives up after a while with a message, and the session goes on.
+func TestExecToolsWriteBlocked(t *testing.T) {
+	sb := sandboxtest.Busybox(t)
+	a := execAgent{t: t, set: tools.NewExec(sb, tools.Options{})}
+	r := a.reply("exec_command", "cmd", "stty raw -echo; sleep 600", "tty", true, "yield_time_ms", 500)
+	require.True(t, r.running)
+	start := time.Now()
+	res := a.call("write_stdin", "session_id", r.session, "chars", strings.Repeat("x", 4<<20))
+	assert.Less(t, time.Since(start), time.Minute)
+	require.True(t, res.IsError, "%.300s", res.Text)
+	assert.Equal(t, fmt.Sprintf("write_stdin failed: session ID %d did not take the input within 10s: it is not reading its terminal; poll it with empty chars, or kill_session it", r.session), res.Text)
+	k := a.reply("kill_session", "session_id", r.session)
+	assert.Equal(t, 137, k.code)
+	assert.Less(t, len(k.output), 512000+200, "the echo of the input is bounded too")
+}

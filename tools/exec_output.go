@@ -207,7 +207,7 @@ type execReport struct {
 	running   bool    // the process still runs: sessionID is given
 	sessionID int
 	exitCode  int   // when !running
-	dropped   int64 // bytes the process's log lost before they were read
+	dropped   int64 // bytes the process's log lost before any was read (counted in the tokens)
 	out       *headTail
 }
 
@@ -227,7 +227,7 @@ func (r execReport) String() string {
 		b.WriteString(strconv.Itoa(r.exitCode))
 	}
 	b.WriteString("\nOriginal token count: ")
-	b.WriteString(strconv.FormatInt(approxTokens(r.out.total), 10))
+	b.WriteString(strconv.FormatInt(approxTokens(r.dropped+r.out.total), 10))
 	b.WriteString("\nOutput:\n")
 	if r.dropped > 0 {
 		// Codex's format_output_omission_marker, before the text.

@@ -111,5 +111,5 @@ func TestExecReportFormat(t *testing.T) {
 	got := execReport{wall: 1.00236, running: true, sessionID: 1000, out: out}.String()
 	assert.Regexp(t, `^Chunk ID: [0-9a-f]{6}\nWall time: 1\.0024 seconds\nProcess running with session ID 1000\nOriginal token count: 1\nOutput:\nhi\n$`, got)
 	got = execReport{wall: 0, exitCode: 3, dropped: 10, out: out}.String()
-	assert.Regexp(t, `^Chunk ID: [0-9a-f]{6}\nWall time: 0\.0000 seconds\nProcess exited with code 3\nOriginal token count: 1\nOutput:\n\.\.\. 10 bytes omitted \.\.\.\nhi\n$`, got)
+	assert.Regexp(t, `^Chunk ID: [0-9a-f]{6}\nWall time: 0\.0000 seconds\nProcess exited with code 3\nOriginal token count: 4\nOutput:\n\.\.\. 10 bytes omitted \.\.\.\nhi\n$`, got)
 }
