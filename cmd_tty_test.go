@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"io"
+	"io/fs"
 	"strings"
 	"sync"
 	"testing"
@@ -195,4 +196,25 @@ func TestTTYTimeoutAndErrors(t *testing.T) {
 	if errors.As(err, &ee) {
 		assert.Empty(t, ee.Stderr, "stderr is the terminal")
 	}
+}
+
+// A container without /dev/ptmx (root removed it) cannot give a terminal:
+// the command fails to start with an error that says so and matches
+// fs.ErrNotExist; commands without a terminal still run.
+func TestTTYNoPTY(t *testing.T) {
+	t.Parallel()
+	sb := newSandbox(t, images[0])
+	ctx := testCtx(t)
+	res, err := sb.Execute(ctx, "rm -f /dev/ptmx && echo removed", sandbox.ExecUser("0"))
+	require.NoError(t, err)
+	if !strings.Contains(res.Output, "removed") {
+		t.Skipf("root cannot remove /dev/ptmx here: %s", res.Output)
+	}
+	cmd := sb.Command(ctx, "true")
+	cmd.TTY = &sandbox.Winsize{Rows: 24, Cols: 80}
+	err = cmd.Run()
+	require.Error(t, err)
+	assert.ErrorIs(t, err, fs.ErrNotExist)
+	assert.Contains(t, err.Error(), "no pseudo-terminal in the sandbox")
+	assert.Equal(t, "ok", mustSh(t, sb, "echo ok"))
 }
