@@ -159,3 +159,23 @@ func TestProcessIdleTimeout(t *testing.T) {
 		t.Logf("gone after %v", time.Since(start))
 	})
 }
+
+// TestProcessCloseKillsAll: Close ends every process of the sandbox,
+// running ones and what they detached (setsid, double fork), and what a
+// finished one left behind: none is left on the machine.
+func TestProcessCloseKillsAll(t *testing.T) {
+	onEachImage(t, func(t *testing.T, sb *sandbox.DockerSandbox) {
+		ctx := testCtx(t)
+		marker := fmt.Sprintf("sleep 7%03d", time.Now().UnixNano()%1000)
+		_, err := sb.Start(ctx, fmt.Sprintf(`(setsid sh -c 'exec %[1]s' &); setsid %[1]s & exec %[1]s`, marker))
+		require.NoError(t, err)
+		done, err := sb.Start(ctx, fmt.Sprintf(`(setsid %s &); exit 0`, marker))
+		require.NoError(t, err)
+		_, err = done.Wait(ctx)
+		require.NoError(t, err)
+		require.Eventually(t, func() bool { return hostProcesses(marker) == 4 }, 20*time.Second, 100*time.Millisecond)
+		require.NoError(t, sb.Close())
+		require.Eventually(t, func() bool { return hostProcesses(marker) == 0 }, 10*time.Second, 100*time.Millisecond,
+			"Close leaves no process of the sandbox")
+	})
+}
