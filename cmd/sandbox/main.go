@@ -8,6 +8,7 @@
 //	sandbox rm [flags] ID...               remove sandboxes
 //	sandbox prune [flags]                  remove the sandboxes the filters select
 //	sandbox mcp [flags]                    run the MCP server (the sandbox-mcp command)
+//	sandbox port-forward [flags] ID [HOSTADDR:]HOSTPORT:PORT  forward a host port into a sandbox until interrupted
 //
 // Every command that prints data takes -json (or --json); the JSON keys
 // are snake_case:
@@ -18,6 +19,7 @@
 //	ls -json      [{"id", "name", "image", "state", "created" (RFC 3339), "owner", "labels": {...}}, ...]
 //	rm -json      ["0123456789ab", ...]  (the IDs removed)
 //	prune -json   ["0123456789ab", ...]  (the IDs removed)
+//	port-forward -json  {"id", "host_addr", "port"} (once listening)
 //
 // ls and prune take the same filters, which combine with AND: -owner,
 // -label key=value (repeatable), -older-than DURATION, -dead-owners;
@@ -53,6 +55,8 @@ commands:
   rm [flags] ID...               remove sandboxes
   prune [flags]                  remove the sandboxes the filters select (or -all)
   mcp [flags]                    run the MCP server (needs sandbox-mcp on PATH)
+  port-forward [flags] ID [HOSTADDR:]HOSTPORT:PORT
+                                 forward a host port (127.0.0.1 by default) to PORT in a sandbox until interrupted
 
 Every command that prints data takes -json (snake_case keys).
 Run "sandbox <command> -h" for a command's flags.`
@@ -67,13 +71,14 @@ type exitError struct{ code int }
 func (e exitError) Error() string { return fmt.Sprintf("exit status %d", e.code) }
 
 var commands = map[string]func(ctx context.Context, args []string) error{
-	"create": create,
-	"exec":   execCmd,
-	"cp":     cp,
-	"ls":     ls,
-	"rm":     rm,
-	"prune":  prune,
-	"mcp":    mcp,
+	"create":       create,
+	"exec":         execCmd,
+	"cp":           cp,
+	"ls":           ls,
+	"rm":           rm,
+	"prune":        prune,
+	"mcp":          mcp,
+	"port-forward": portForward,
 }
 
 func main() {
