@@ -75,6 +75,11 @@ func main() {
 	for k, v := range pr {
 		out[k] = v
 	}
+	procs, err := b.processes(ctx) // process.go
+	fail(err)
+	for k, v := range procs {
+		out[k] = v
+	}
 	if cp, err := b.dockerCP(ctx); err == nil {
 		for k, v := range cp {
 			out[k] = v
