@@ -115,7 +115,7 @@ func TestExecTTYShell(t *testing.T) {
 	time.Sleep(300 * time.Millisecond)
 	type_("\x03")
 	type_("echo after-$((6*7))\r")
-	at = s.until(at, "after-42")
+	s.until(at, "after-42")
 	type_("exit 7\r")
 	res := s.result()
 	assert.Equal(t, 7, res.ExitCode)
