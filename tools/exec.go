@@ -218,7 +218,9 @@ func (x *execTools) execCommand(ctx context.Context, a *args) Result {
 		}
 	}
 	x.table.put(s)
-	return x.report(ctx, "exec_command", s, start, start.Add(yield), x.budget(tokens))
+	// The yield time runs from the process's start, as in Codex; the wall
+	// time from the call's.
+	return x.report(ctx, "exec_command", s, start, time.Now().Add(yield), x.budget(tokens))
 }
 
 // report collects a session's output until the deadline and formats it;
