@@ -19,6 +19,9 @@ var (
 	ErrProcessDone = errors.New("sandbox: process already exited")
 	// ErrStdinClosed: CloseStdin was called; the process takes no more input.
 	ErrStdinClosed = errors.New("sandbox: process stdin closed")
+	// ErrTooManyProcesses: the sandbox's process table is full of running
+	// processes (it holds 1024, forgetting the oldest exited ones first).
+	ErrTooManyProcesses = errors.New("sandbox: too many processes")
 )
 
 // ProcState is whether a process runs.

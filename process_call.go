@@ -39,6 +39,8 @@ func (s *DockerSandbox) procCall(ctx context.Context, req proto.Request, in []by
 			return nil, fmt.Errorf("%s: %w", what, ErrProcessDone)
 		case proto.CodeStdinClosed:
 			return nil, fmt.Errorf("%s: %w", what, ErrStdinClosed)
+		case proto.CodeTooManyProcs:
+			return nil, fmt.Errorf("%w: %s", ErrTooManyProcesses, procClip(e.Message))
 		case proto.CodeBadRequest:
 			if s := e.Message; len(s) > 17 && s[:17] == "unknown operation" {
 				return nil, fmt.Errorf("%w: the sandbox's helper cannot run processes (%s); it predates this library: make a new sandbox", ErrProtocolVersion, procClip(e.Message))

@@ -1,0 +1,63 @@
+package sandbox_test
+
+import (
+	"fmt"
+	"testing"
+
+	"github.com/dockersandbox/sandbox"
+	"github.com/dockersandbox/sandbox/internal/testenv"
+	"github.com/stretchr/testify/require"
+)
+
+// TestProcessTableLimit: the table holds 1024 processes; a start beyond
+// forgets the oldest exited one, and with 1024 running is
+// ErrTooManyProcesses.
+func TestProcessTableLimit(t *testing.T) {
+	if secure {
+		t.Skip("1024 running processes exceed the secure profile's pids limit (512)")
+	}
+	t.Parallel()
+	sb := newSandbox(t, testenv.BusyboxImage)
+	ctx := testCtx(t)
+	first, err := sb.Start(ctx, "exit 0")
+	require.NoError(t, err)
+	_, err = first.Wait(ctx)
+	require.NoError(t, err)
+	for i := range 1023 {
+		_, err := sb.Start(ctx, "exec sleep 600")
+		require.NoError(t, err, "process %d", i+2)
+	}
+	_, err = sb.Start(ctx, "exec sleep 600") // the 1025th: the exited one goes
+	require.NoError(t, err)
+	_, err = sb.Process(ctx, first.ID())
+	require.ErrorIs(t, err, sandbox.ErrProcessNotFound)
+	list, err := sb.Processes(ctx)
+	require.NoError(t, err)
+	require.Len(t, list, 1024)
+	_, err = sb.Start(ctx, "exec sleep 600")
+	require.ErrorIs(t, err, sandbox.ErrTooManyProcesses)
+}
+
+// TestProcessAfterRestart: a stopped and restarted sandbox has a new PID 1
+// and an empty table: an old ID is ErrProcessNotFound, new processes run.
+func TestProcessAfterRestart(t *testing.T) {
+	t.Parallel()
+	sb := newSandbox(t, testenv.BusyboxImage)
+	ctx := testCtx(t)
+	p, err := sb.Start(ctx, "exec sleep 600")
+	require.NoError(t, err)
+	require.NoError(t, sb.Stop(ctx))
+	require.NoError(t, sb.Restart(ctx))
+	_, err = sb.Process(ctx, p.ID())
+	require.ErrorIs(t, err, sandbox.ErrProcessNotFound)
+	_, err = p.Info(ctx)
+	require.ErrorIs(t, err, sandbox.ErrProcessNotFound)
+	q, err := sb.Start(ctx, "echo again")
+	require.NoError(t, err)
+	info, err := q.Wait(ctx)
+	require.NoError(t, err)
+	require.Equal(t, 0, info.ExitCode)
+	list, err := sb.Processes(ctx)
+	require.NoError(t, err)
+	require.Len(t, list, 1, fmt.Sprint(list))
+}
