@@ -56,8 +56,8 @@ func (s *DockerSandbox) procCall(ctx context.Context, req proto.Request, in []by
 
 // procInfo checks a process's info from the helper and converts it.
 func procInfo(pi proto.ProcInfo) (ProcessInfo, error) {
-	if err := checkProcID(pi.ID); err != nil {
-		return ProcessInfo{}, fmt.Errorf("%w: %w", errHelperLied, err)
+	if checkProcID(pi.ID) != nil {
+		return ProcessInfo{}, fmt.Errorf("%w: an invalid process ID %q", errHelperLied, procClip(pi.ID))
 	}
 	if pi.Signal < 0 || pi.Signal > 64 || pi.LogSize < 0 || pi.LogSize > proto.MaxLogSize || len(pi.Command) > proto.MaxProcCommand {
 		return ProcessInfo{}, fmt.Errorf("%w: bad process info for %s", errHelperLied, pi.ID)

@@ -18,7 +18,7 @@ import (
 // A helper that lies about processes (internal/testenv/hostilehelper's
 // proc-* modes) cannot make a process call hang past its deadline or grow
 // the host's memory: a read of 64 MiB, a read from before its cursor, a
-// list of 5,000 processes are ErrHelper; an old helper is
+// list of 5,000 processes, an answer about another process are ErrHelper; an old helper is
 // ErrProtocolVersion; a helper that never lets a process finish holds
 // Wait and Follow only until their context ends.
 func TestHostileHelperProcesses(t *testing.T) {
@@ -27,7 +27,7 @@ func TestHostileHelperProcesses(t *testing.T) {
 	cli := testenv.Client(t)
 	helper, err := os.ReadFile(testenv.BuildTool(t, ".", "internal/testenv/hostilehelper"))
 	require.NoError(t, err)
-	modes := []string{"proc-flood-read", "proc-bad-cursor", "proc-big-list", "proc-never-done", "proc-unknown"}
+	modes := []string{"proc-flood-read", "proc-bad-cursor", "proc-big-list", "proc-never-done", "proc-unknown", "proc-other-id"}
 	concurrently(t, modes, func(m string) string { return m }, func(t *testing.T, mode string) {
 		sb := hostileSandbox(t, cli, testenv.BusyboxImage)
 		installHostile(t, cli, sb.ID(), helper, mode)
@@ -61,6 +61,12 @@ func TestHostileHelperProcesses(t *testing.T) {
 			assert.ErrorIs(t, err, sandbox.ErrHelper)
 			assert.Less(t, peak, int64(hostileMemory), "host memory of a lying read")
 			err = call("Follow", func(ctx context.Context) error { _, err := p.Follow(ctx, 10, &bytes.Buffer{}); return err })
+			assert.ErrorIs(t, err, sandbox.ErrHelper)
+		case "proc-other-id":
+			err = call("Info", func(ctx context.Context) error { _, err := p.Info(ctx); return err })
+			assert.ErrorIs(t, err, sandbox.ErrHelper)
+			assert.NotErrorIs(t, err, sandbox.ErrProcessNotFound, "a lie is not a missing process")
+			err = call("Wait", func(ctx context.Context) error { _, err := p.Wait(ctx); return err })
 			assert.ErrorIs(t, err, sandbox.ErrHelper)
 		case "proc-big-list":
 			err = call("Processes", func(ctx context.Context) error { _, err := sb.Processes(ctx); return err })

@@ -19,6 +19,8 @@ import (
 //	proc-big-list    a list answers 5,000 processes
 //	proc-never-done  a read answers nothing and not done, a wait "still
 //	                 running", at once, for ever
+//	proc-other-id    every answer after the start is about another process
+//	                 (ID "other\x01", not even a valid one)
 //	proc-unknown     every process request is an unknown operation (an old
 //	                 helper)
 func (h *helper) proc(in io.Reader) error {
@@ -54,6 +56,8 @@ func (h *helper) procAnswer(id uint32, req proto.Request) error {
 	switch {
 	case h.mode == "proc-unknown":
 		res = proto.Result{Error: &proto.Error{Code: proto.CodeBadRequest, Message: "unknown operation " + req.Op}}
+	case h.mode == "proc-other-id" && req.Op != proto.OpProcStart:
+		res.Proc.Info.ID = "other\x01"
 	case req.Op == proto.OpProcList && h.mode == "proc-big-list":
 		res.Proc = nil
 		for range 5000 {
