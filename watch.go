@@ -147,7 +147,6 @@ func (w *Watcher) run(ctx context.Context) {
 		w.err = err
 		w.mu.Unlock()
 	}
-	var batch []proto.WatchEvent
 	for {
 		p, err := w.st.chunk(stop)
 		switch {
@@ -158,7 +157,7 @@ func (w *Watcher) run(ctx context.Context) {
 			end(err)
 			return
 		}
-		batch = batch[:0]
+		var batch []proto.WatchEvent // fresh: Unmarshal keeps the fields an event omits
 		if err := json.Unmarshal(p, &batch); err != nil {
 			end(fmt.Errorf("%w: a bad watch event batch: %w", errStreamLied, err))
 			return

@@ -50,7 +50,8 @@ func TestWatch(t *testing.T) {
 		require.NoError(t, err)
 
 		mustWrite(t, sb, dir+"/a.txt", "one")
-		nextEvent(t, w, is(sandbox.WatchCreate, dir+"/a.txt"))
+		ev := nextEvent(t, w, is(sandbox.WatchCreate, dir+"/a.txt"))
+		assert.False(t, ev.IsDir)
 		mustSh(t, sb, "echo more >> "+dir+"/a.txt")
 		nextEvent(t, w, is(sandbox.WatchWrite, dir+"/a.txt"))
 		mustSh(t, sb, "mv "+dir+"/a.txt "+dir+"/b.txt")
@@ -63,9 +64,10 @@ func TestWatch(t *testing.T) {
 		mustSh(t, sb, "touch "+dir+"/old/x")
 		nextEvent(t, w, is(sandbox.WatchCreate, dir+"/old/x"))
 		mustSh(t, sb, "mkdir -p "+dir+"/new/deeper && touch "+dir+"/new/deeper/y")
-		ev := nextEvent(t, w, is(sandbox.WatchCreate, dir+"/new"))
+		ev = nextEvent(t, w, is(sandbox.WatchCreate, dir+"/new"))
 		assert.True(t, ev.IsDir)
-		nextEvent(t, w, is(sandbox.WatchCreate, dir+"/new/deeper/y"))
+		ev = nextEvent(t, w, is(sandbox.WatchCreate, dir+"/new/deeper/y"))
+		assert.False(t, ev.IsDir, "a file after a directory in the same batch")
 		mustSh(t, sb, "touch "+dir+"/new/deeper/z")
 		nextEvent(t, w, is(sandbox.WatchCreate, dir+"/new/deeper/z"))
 
