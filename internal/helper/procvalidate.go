@@ -60,4 +60,6 @@ func validateProc(req *proto.Request) *proto.Error {
 	return nil
 }
 
-func validWinsize(rows, cols int) bool { return rows > 0 && cols > 0 && rows <= 0xffff && cols <= 0xffff }
+func validWinsize(rows, cols int) bool {
+	return rows > 0 && cols > 0 && rows <= 0xffff && cols <= 0xffff
+}
