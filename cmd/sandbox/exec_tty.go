@@ -29,8 +29,8 @@ func runOnTerminal(ctx context.Context, c *sandbox.Cmd, input bool) error {
 	if !term.IsTerminal(fd) {
 		return errNotTerminal
 	}
-	cols, rows, err := term.GetSize(fd)
-	if err != nil || rows <= 0 || cols <= 0 {
+	cols, rows, sizeErr := term.GetSize(fd)
+	if sizeErr != nil || rows <= 0 || cols <= 0 {
 		rows, cols = 24, 80
 	}
 	c.TTY = &sandbox.Winsize{Rows: rows, Cols: cols}
@@ -51,7 +51,14 @@ func runOnTerminal(ctx context.Context, c *sandbox.Cmd, input bool) error {
 	}
 	stop := forwardResizes(ctx, fd, c)
 	defer stop()
-	return c.Wait()
+	err := c.Wait()
+	var ee *sandbox.ExitError
+	if err != nil && !errors.As(err, &ee) {
+		// The session broke off where the cursor was: the error goes on a
+		// line of its own.
+		fmt.Fprint(os.Stderr, "\r\n")
+	}
+	return err
 }
 
 // resizeTo sizes c's terminal as the terminal fd is now.

@@ -7,6 +7,7 @@ import (
 	"os/exec"
 	"path/filepath"
 	"strings"
+	"syscall"
 	"testing"
 	"time"
 
@@ -147,4 +148,71 @@ func TestCLIExecTTYErrors(t *testing.T) {
 	assert.Equal(t, "hello\nworld\nno-tty\n", out)
 	_, errOut, code = run(t, "", "exec", "-i", id)
 	assert.Equal(t, 2, code, "-i without -t needs a command: %s", errOut)
+}
+
+// exec -it restores the host terminal on the other ways out too: SIGTERM
+// to the CLI (the command is killed, status 1) and the sandbox removed
+// from outside during the session (status 1, the error said once).
+func TestCLIExecTTYRestores(t *testing.T) {
+	bin := filepath.Join(t.TempDir(), "sandbox")
+	built, err := exec.Command("go", "build", "-o", bin, ".").CombinedOutput()
+	require.NoError(t, err, string(built))
+	run := func(t *testing.T, stdin string, args ...string) (string, string, int) {
+		t.Helper()
+		return runBin(t, bin, stdin, args...)
+	}
+	for _, way := range []string{"sigterm", "removed"} {
+		t.Run(way, func(t *testing.T) {
+			out, errOut, code := run(t, "", "create", "-image", testenv.BusyboxImage, "-pull", "never", "-json")
+			require.Equal(t, 0, code, errOut)
+			var created struct{ ID string }
+			require.NoError(t, json.Unmarshal([]byte(out), &created))
+			id := created.ID
+			t.Cleanup(func() { run(t, "", "rm", id) })
+
+			dir := t.TempDir()
+			pidFile, status, after := filepath.Join(dir, "pid"), filepath.Join(dir, "status"), filepath.Join(dir, "stty")
+			p := newTmux(t, 100, 30, "sh -c 'echo $$ >"+pidFile+"; exec "+bin+" exec -it "+id+"'; echo $? >"+status+"; stty -a >"+after+"; sleep 600")
+			p.keys("echo ready-$((6*7))", "Enter")
+			p.until("ready-42")
+			switch way {
+			case "sigterm":
+				b, err := os.ReadFile(pidFile)
+				require.NoError(t, err)
+				var pid int
+				require.NoError(t, json.Unmarshal([]byte(strings.TrimSpace(string(b))), &pid))
+				require.NoError(t, syscallKill(pid))
+			case "removed":
+				_, errOut, code := run(t, "", "rm", id)
+				require.Equal(t, 0, code, errOut)
+			}
+			var got []byte
+			require.Eventually(t, func() bool {
+				b, err := os.ReadFile(after)
+				got, _ = os.ReadFile(status)
+				return err == nil && len(b) > 0
+			}, 60*time.Second, 100*time.Millisecond, "the CLI did not exit; the screen:\n%s", p.screen())
+			assert.Equal(t, "1\n", string(got), "the CLI's status; the screen:\n%s", p.screen())
+			fields := strings.Fields(readFile(t, after))
+			assert.Contains(t, fields, "icanon", "the terminal is back in canonical mode")
+			assert.Contains(t, fields, "echo", "the terminal echoes again")
+			assert.Equal(t, 1, strings.Count(p.screen(), "sandbox exec: "), "the error, once:\n%s", p.screen())
+		})
+	}
+}
+
+func readFile(t *testing.T, name string) string {
+	t.Helper()
+	b, err := os.ReadFile(name)
+	require.NoError(t, err)
+	return string(b)
+}
+
+// syscallKill sends SIGTERM to pid.
+func syscallKill(pid int) error {
+	p, err := os.FindProcess(pid)
+	if err != nil {
+		return err
+	}
+	return p.Signal(syscall.SIGTERM)
 }
