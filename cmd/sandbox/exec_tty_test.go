@@ -216,3 +216,22 @@ func syscallKill(pid int) error {
 	}
 	return p.Signal(syscall.SIGTERM)
 }
+
+// exec -t alone runs the command on a terminal of the window's size
+// without passing keys: the command sees a terminal, its status passes
+// through.
+func TestCLIExecTTYNoInput(t *testing.T) {
+	bin := filepath.Join(t.TempDir(), "sandbox")
+	built, err := exec.Command("go", "build", "-o", bin, ".").CombinedOutput()
+	require.NoError(t, err, string(built))
+	out, errOut, code := runBin(t, bin, "", "create", "-image", testenv.BusyboxImage, "-pull", "never", "-json")
+	require.Equal(t, 0, code, errOut)
+	var created struct{ ID string }
+	require.NoError(t, json.Unmarshal([]byte(out), &created))
+	t.Cleanup(func() { runBin(t, bin, "", "rm", created.ID) })
+	status := filepath.Join(t.TempDir(), "status")
+	p := newTmux(t, 90, 25, bin+" exec -t "+created.ID+" -- '[ -t 0 ] && echo size-$(stty size | tr \" \" x); exit 4'; echo $? >"+status+"; sleep 600")
+	p.until("size-25x90")
+	require.Eventually(t, func() bool { b, _ := os.ReadFile(status); return len(b) > 0 }, 30*time.Second, 100*time.Millisecond)
+	assert.Equal(t, "4\n", readFile(t, status))
+}
