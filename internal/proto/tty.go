@@ -11,7 +11,7 @@ import (
 // frame is unexpected). A helper that can run commands on a terminal says
 // so in its Hello (TTY); an older one does not, and is never sent this
 // frame.
-const KindResize Kind = 'Z'
+const KindResize Kind = 'S'
 
 // Winsize is a terminal's size in character cells.
 type Winsize struct {
