@@ -21,8 +21,12 @@ import (
 type procTable struct {
 	mu    sync.Mutex
 	byID  map[string]*proc
-	byPid map[int]*proc
-	order []*proc // oldest first
+	byPid map[int]*proc // launchers too, from their start
+	order []*proc       // oldest first
+	// spares are launchers started ahead (procexec.go).
+	spares        []*launcher
+	spareStarting bool
+	startMu       sync.Mutex // one start at a time: the table's room is checked, then taken
 }
 
 // proc is one managed process.
@@ -97,7 +101,7 @@ func (t *procTable) running() bool {
 }
 
 // start starts req.Command as a managed process.
-func (t *procTable) start(req proto.Request) *proto.Result {
+func (t *procTable) start(ctx context.Context, req proto.Request) *proto.Result {
 	pr := req.Proc
 	size := pr.LogSize
 	if size == 0 {
@@ -114,24 +118,24 @@ func (t *procTable) start(req proto.Request) *proto.Result {
 	}
 	var id [8]byte
 	_, _ = rand.Read(id[:])
-	p := &proc{id: hex.EncodeToString(id[:]), command: req.Command, tty: pr.TTY, changed: make(chan struct{}), log: procLog{size: size}}
-	if len(p.command) > proto.MaxProcCommand {
-		p.command = p.command[:proto.MaxProcCommand]
+	command := req.Command
+	if len(command) > proto.MaxProcCommand {
+		command = command[:proto.MaxProcCommand]
 	}
 	var child [3]*os.File
-	var out *os.File
+	var out, stdin, master *os.File
 	if pr.TTY {
-		master, slave, err := OpenPTY()
+		m, slave, err := OpenPTY()
 		if err != nil {
 			return failure(err)
 		}
-		if err := SetWinsize(master, uint16(pr.Rows), uint16(pr.Cols)); err != nil {
-			master.Close()
+		if err := SetWinsize(m, uint16(pr.Rows), uint16(pr.Cols)); err != nil {
+			m.Close()
 			slave.Close()
 			return failure(err)
 		}
 		child = [3]*os.File{slave, slave, slave}
-		p.master, p.stdin, out = master, master, master
+		master, stdin, out = m, m, m
 	} else {
 		inR, inW, err := os.Pipe()
 		if err != nil {
@@ -144,47 +148,55 @@ func (t *procTable) start(req proto.Request) *proto.Result {
 			return failure(err)
 		}
 		child = [3]*os.File{inR, outW, outW}
-		p.stdin, out = inW, outR
+		stdin, out = inW, outR
 	}
-	fds := []uintptr{child[0].Fd(), child[1].Fd(), child[2].Fd()}
-	attr := &syscall.ProcAttr{
-		Dir: req.Dir, Env: mergeEnv(os.Environ(), req.Env), Files: fds,
-		Sys: &syscall.SysProcAttr{Setsid: true, Setctty: pr.TTY, Ctty: 0},
-	}
-	argv := []string{os.Args[0], ProcExecMode, sh, "-c", req.Command}
-
-	t.mu.Lock()
-	if len(t.order) >= proto.MaxProcs && !t.evictLocked() {
-		t.mu.Unlock()
-		closeAll(&child)
-		p.stdin.Close()
-		if out != p.stdin {
+	closeOurs := func() {
+		stdin.Close()
+		if out != stdin {
 			out.Close()
 		}
+	}
+	t.startMu.Lock()
+	defer t.startMu.Unlock()
+	t.mu.Lock()
+	full := len(t.order) >= proto.MaxProcs && !t.evictLocked()
+	t.mu.Unlock()
+	if full {
+		closeAll(&child)
+		closeOurs()
 		return procErr(proto.CodeTooManyProcs, "too many processes: the table holds "+strconv.Itoa(proto.MaxProcs)+" and none has exited")
 	}
-	// Under mu: PID 1's reaper looks the pid up under mu, so an exit
-	// that comes at once finds the process registered.
-	pid, err := syscall.ForkExec(selfExe, argv, attr)
+	l, err := t.takeLauncher()
 	if err == nil {
-		p.pid, p.started = pid, time.Now()
-		t.byID[p.id], t.byPid[pid] = p, p
-		t.order = append(t.order, p)
+		err = l.launch(ctx, launch{Argv: []string{sh, "-c", req.Command}, Env: mergeEnv(os.Environ(), req.Env), Dir: req.Dir, TTY: pr.TTY}, child)
+		if err != nil {
+			l.discard()
+		}
 	}
-	t.mu.Unlock()
 	closeAll(&child)
 	if err != nil {
-		p.stdin.Close()
-		if out != p.stdin {
-			out.Close()
+		closeOurs()
+		var errno syscall.Errno
+		if errors.As(err, &errno) {
+			return &proto.Result{Error: startError(req.Dir, err)}
 		}
-		return &proto.Result{Error: startError(req.Dir, err)}
+		return failure(err)
 	}
+	t.mu.Lock()
+	p := l.p
+	p.id, p.command, p.tty, p.started = hex.EncodeToString(id[:]), command, pr.TTY, time.Now()
+	p.log = procLog{size: size}
+	p.stdin, p.master = stdin, master
+	t.byID[p.id] = p
+	t.order = append(t.order, p)
+	if p.exited { // exited before it was filled in
+		t.afterExitLocked(p)
+	}
+	info := p.info()
+	t.mu.Unlock()
 	go t.pump(p, out)
 	announce()
-	t.mu.Lock()
-	defer t.mu.Unlock()
-	return &proto.Result{Proc: &proto.ProcResult{Info: p.info()}}
+	return &proto.Result{Proc: &proto.ProcResult{Info: info}}
 }
 
 // evictLocked forgets the oldest exited process; false when none exited.
@@ -239,6 +251,14 @@ func (t *procTable) reaped(pid int, ws syscall.WaitStatus) {
 		p.code = 128 + p.sig
 	}
 	p.notify()
+	if p.id != "" { // a launcher that was not used yet has nothing more
+		t.afterExitLocked(p)
+	}
+}
+
+// afterExitLocked closes the stdin of p, which exited, and ends the wait
+// for its output after outputGrace. Call with mu held.
+func (t *procTable) afterExitLocked(p *proc) {
 	if p.master == nil && !p.stdinClosed {
 		p.stdinClosed = true
 		go p.closeStdin()
@@ -276,7 +296,7 @@ func (t *procTable) lookup(req proto.Request) (*proc, *proto.Result) {
 func (t *procTable) handle(ctx context.Context, req proto.Request, in []byte, send func(proto.Kind, []byte) error) *proto.Result {
 	switch req.Op {
 	case proto.OpProcStart:
-		return t.start(req)
+		return t.start(ctx, req)
 	case proto.OpProcList:
 		t.mu.Lock()
 		defer t.mu.Unlock()

@@ -37,7 +37,7 @@ func main() {
 			os.Exit(1)
 		}
 	case helper.ProcExecMode:
-		os.Exit(helper.ProcExec(os.Args[2:]))
+		os.Exit(helper.ProcExec())
 	case helper.ReapMode:
 		os.Exit(helper.Reap())
 	case "version":
