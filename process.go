@@ -77,6 +77,8 @@ func (p *Process) ID() string { return p.id }
 // a pipe that stays open until CloseStdin (or, with WithTTY, a terminal).
 // Running processes count as activity for the idle timeout unless
 // WithProcessKeepAlive(false); Close ends them all with the container.
+// Start does not wait for the exec: a directory the user may not enter
+// ends the process with status 127 and the reason in its output.
 func (s *DockerSandbox) Start(ctx context.Context, command string, opts ...ProcessOption) (*Process, error) {
 	if command == "" {
 		return nil, ErrEmptyCommand

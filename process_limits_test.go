@@ -61,3 +61,22 @@ func TestProcessAfterRestart(t *testing.T) {
 	require.NoError(t, err)
 	require.Len(t, list, 1, fmt.Sprint(list))
 }
+
+// TestProcessDirNotEntered: Start does not wait for the exec; a directory
+// the sandbox's user may not enter ends the process with status 127 and
+// the reason in its output.
+func TestProcessDirNotEntered(t *testing.T) {
+	t.Parallel()
+	sb := newSandbox(t, testenv.BusyboxImage, sandbox.WithUser("65534:65534"))
+	ctx := testCtx(t)
+	mustSh(t, sb, "mkdir -p /tmp/locked && chmod 700 /tmp/locked", sandbox.ExecUser("0"))
+	p, err := sb.Start(ctx, "echo never", sandbox.WithProcessDir("/tmp/locked"))
+	require.NoError(t, err)
+	info, err := p.Wait(ctx)
+	require.NoError(t, err)
+	require.Equal(t, 127, info.ExitCode)
+	out, err := p.Read(ctx, 0)
+	require.NoError(t, err)
+	require.Contains(t, string(out.Data), "permission denied")
+	require.NotContains(t, string(out.Data), "never")
+}
