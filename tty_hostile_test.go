@@ -64,10 +64,9 @@ func TestTTYHostileHelper(t *testing.T) {
 
 // A command flooding its terminal costs the host bounded memory: 64 MiB
 // of output pass while the heap in use grows by less than 16 MiB, also
-// while the reader does not read for 2 s (the command waits for it; the
-// pipe holds 64 KiB).
+// while the reader does not read for 4 s (the command waits for it; the
+// pipe holds 64 KiB). Not parallel: other tests' allocations would count.
 func TestTTYFloodBounded(t *testing.T) {
-	t.Parallel()
 	sb := newSandbox(t, testenv.BusyboxImage)
 	ctx := testCtx(t)
 	const total = 64 << 20
@@ -97,7 +96,7 @@ func TestTTYFloodBounded(t *testing.T) {
 	out, err := cmd.StdoutPipe()
 	require.NoError(t, err)
 	require.NoError(t, cmd.Start())
-	time.Sleep(2 * time.Second) // nobody reads: the command waits
+	time.Sleep(4 * time.Second) // nobody reads: the command waits (at ~8 MB/s a buffer without bound would hold 32 MB)
 	buf := make([]byte, 64<<10)
 	n := 0
 	for {
