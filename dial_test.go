@@ -19,6 +19,7 @@ import (
 	"time"
 
 	"github.com/dockersandbox/sandbox"
+	"github.com/dockersandbox/sandbox/internal/testenv"
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
 )
@@ -134,6 +135,18 @@ func TestDial(t *testing.T) {
 			}
 			_, err = net.DialTimeout("tcp", addr.String(), time.Second)
 			require.Error(t, err, "still listening after Close")
+		})
+
+		t.Run("ForwardRefused", func(t *testing.T) {
+			fw, err := sb.Forward(testCtx(t), "", 1) // nothing listens there
+			require.NoError(t, err)
+			defer fw.Close()
+			hc, err := net.Dial("tcp", fw.Addr().String())
+			require.NoError(t, err)
+			defer hc.Close()
+			require.NoError(t, hc.SetReadDeadline(time.Now().Add(20*time.Second)))
+			_, err = hc.Read(make([]byte, 1))
+			require.ErrorIs(t, err, syscall.ECONNRESET, "a refused connection is reset on the host")
 		})
 
 		t.Run("ForwardEndsWithContext", func(t *testing.T) {
@@ -327,4 +340,25 @@ func echoOn(c net.Conn, msg string) error {
 		return fmt.Errorf("echoed %q, want %q", line, msg)
 	}
 	return nil
+}
+
+// An open Dial connection is activity for the idle timeout, as a running
+// command is: the sandbox outlives its idle timeout while the connection
+// is open (its server a process that does not count), and ends once it is
+// closed.
+func TestDialIsActivity(t *testing.T) {
+	t.Parallel()
+	sb := newSandbox(t, testenv.BusyboxImage, sandbox.WithIdleTimeout(5*time.Second),
+		sandbox.WithProcessKeepAlive(false), sandbox.WithNetworkMode("none"))
+	_, err := sb.Start(testCtx(t), "exec nc -ll -p 7000 -e cat")
+	require.NoError(t, err)
+	var c net.Conn
+	require.Eventually(t, func() bool {
+		c, err = sb.Dial(testCtx(t), "tcp", "127.0.0.1:7000")
+		return err == nil
+	}, 10*time.Second, 100*time.Millisecond)
+	time.Sleep(8 * time.Second) // past the idle timeout, nothing but the connection
+	require.NoError(t, echoOn(c, "still here\n"))
+	require.NoError(t, c.Close())
+	waitGone(t, sb.ID())
 }

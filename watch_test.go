@@ -126,5 +126,25 @@ func TestWatch(t *testing.T) {
 		for range w2.Events() {
 		}
 		require.NoError(t, w2.Err())
+
+		// The watched path goes away: its event, then the end, without error.
+		mustSh(t, sb, "mkdir "+dir+"/gone")
+		w3, err := sb.Watch(testCtx(t), dir+"/gone", false)
+		require.NoError(t, err)
+		mustSh(t, sb, "rmdir "+dir+"/gone")
+		var last []sandbox.WatchEvent
+		timeout = time.After(20 * time.Second)
+		for open := true; open; {
+			select {
+			case ev, ok := <-w3.Events():
+				if open = ok; ok {
+					last = append(last, ev)
+				}
+			case <-timeout:
+				t.Fatal("the watch of a removed directory did not end")
+			}
+		}
+		require.NoError(t, w3.Err())
+		assert.Contains(t, last, sandbox.WatchEvent{Path: dir + "/gone", Op: sandbox.WatchRemove})
 	})
 }
