@@ -16,8 +16,8 @@ import (
 	"github.com/stretchr/testify/require"
 )
 
-// tmuxPane is a tmux window on a private server that runs a command as a
-// person would in a terminal.
+// tmuxPane is a tmux window on a private server (its socket in the test's
+// temporary directory) that runs a command as a person would in a terminal.
 type tmuxPane struct {
 	t      *testing.T
 	socket string
@@ -30,8 +30,8 @@ func newTmux(t *testing.T, cols, rows int, command string) *tmuxPane {
 	if _, err := exec.LookPath("tmux"); err != nil {
 		t.Skip("tmux is not installed (scripts/docker-up.sh installs it)")
 	}
-	p := &tmuxPane{t: t, socket: "sbtty-" + strings.ToLower(rand.Text()[:10])}
-	t.Cleanup(func() { _ = exec.Command("tmux", "-L", p.socket, "kill-server").Run() })
+	p := &tmuxPane{t: t, socket: filepath.Join(t.TempDir(), "tmux-"+strings.ToLower(rand.Text()[:6]))}
+	t.Cleanup(func() { _ = exec.Command("tmux", "-S", p.socket, "kill-server").Run() })
 	p.tmux("-f", "/dev/null", "new-session", "-d", "-x", itoa(cols), "-y", itoa(rows), command)
 	return p
 }
@@ -40,7 +40,7 @@ func itoa(n int) string { b, _ := json.Marshal(n); return string(b) }
 
 func (p *tmuxPane) tmux(args ...string) string {
 	p.t.Helper()
-	out, err := exec.Command("tmux", append([]string{"-L", p.socket}, args...)...).CombinedOutput()
+	out, err := exec.Command("tmux", append([]string{"-S", p.socket}, args...)...).CombinedOutput()
 	require.NoError(p.t, err, "tmux %v: %s", args, out)
 	return string(out)
 }
