@@ -159,10 +159,15 @@ func (l *launcher) launch(ctx context.Context, ll launch, stdio [3]*os.File) err
 // a small idle process).
 const spareLaunchers = 2
 
+// spareDelay is how long after a start PID 1 starts the next launcher.
+const spareDelay = 25 * time.Millisecond
+
 // takeLauncher returns a launcher started ahead, if one is alive, or a new
 // one; and starts the next ones in the background.
 func (t *procTable) takeLauncher() (*launcher, error) {
-	defer func() { go t.keepSpare() }()
+	// Later, not now: starting a launcher takes CPU that the answer to
+	// this start needs on a busy machine.
+	defer time.AfterFunc(spareDelay, t.keepSpare)
 	for {
 		t.mu.Lock()
 		n := len(t.spares)
