@@ -3,6 +3,7 @@ package sandbox_test
 import (
 	"fmt"
 	"testing"
+	"time"
 
 	"github.com/dockersandbox/sandbox"
 	"github.com/dockersandbox/sandbox/internal/testenv"
@@ -79,4 +80,30 @@ func TestProcessDirNotEntered(t *testing.T) {
 	require.NoError(t, err)
 	require.Contains(t, string(out.Data), "permission denied")
 	require.NotContains(t, string(out.Data), "never")
+}
+
+// TestProcessLaunchersAttacked: the launchers PID 1 keeps ahead, killed or
+// stopped by a command of the sandbox, are replaced: the next Start works.
+func TestProcessLaunchersAttacked(t *testing.T) {
+	t.Parallel()
+	sb := newSandbox(t, testenv.BusyboxImage)
+	ctx := testCtx(t)
+	for _, sig := range []string{"STOP", "KILL"} {
+		p, err := sb.Start(ctx, "exit 0")
+		require.NoError(t, err)
+		_, err = p.Wait(ctx)
+		require.NoError(t, err)
+		time.Sleep(500 * time.Millisecond) // the launchers are started ahead meanwhile
+		// (The pattern is built so that this shell's own command line does not match it.)
+		n := mustSh(t, sb, `m=procex; m="helper ${m}ec"; n=0; for p in /proc/[0-9]*; do case "$(tr '\0' ' ' < $p/cmdline 2>/dev/null)" in *"$m"*) kill -`+sig+` ${p#/proc/} && n=$((n+1));; esac; done; echo $n`)
+		require.NotEqual(t, "0", n, "launchers to attack")
+		q, err := sb.Start(ctx, "echo fine")
+		require.NoError(t, err, "after SIG%s of the launchers", sig)
+		info, err := q.Wait(ctx)
+		require.NoError(t, err)
+		require.Equal(t, 0, info.ExitCode)
+		out, err := q.Read(ctx, 0)
+		require.NoError(t, err)
+		require.Equal(t, "fine\n", string(out.Data))
+	}
 }

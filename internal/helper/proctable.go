@@ -166,11 +166,18 @@ func (t *procTable) start(ctx context.Context, req proto.Request) *proto.Result 
 		closeOurs()
 		return procErr(proto.CodeTooManyProcs, "too many processes: the table holds "+strconv.Itoa(proto.MaxProcs)+" and none has exited")
 	}
-	l, err := t.takeLauncher()
-	if err == nil {
+	var l *launcher
+	for try := 0; try < 2; try++ { // a launcher killed meanwhile: once more with another
+		if l, err = t.takeLauncher(); err != nil {
+			break
+		}
 		err = l.launch(ctx, launch{Argv: []string{sh, "-c", req.Command}, Env: mergeEnv(os.Environ(), req.Env), Dir: req.Dir, TTY: pr.TTY}, child)
-		if err != nil {
-			l.discard()
+		if err == nil {
+			break
+		}
+		l.discard()
+		if ctx.Err() != nil {
+			break
 		}
 	}
 	closeAll(&child)
