@@ -1,6 +1,11 @@
 package proto
 
-import "time"
+import (
+	"encoding/json"
+	"time"
+
+	"github.com/dockersandbox/sandbox/internal/fsops"
+)
 
 // Process operations (protocol version 2; a helper that predates them
 // answers CodeBadRequest "unknown operation"). A process is owned by the
@@ -100,4 +105,53 @@ type ProcResult struct {
 	Done    bool  `json:"done,omitempty"`
 	// write: the bytes the process's stdin took.
 	Written int `json:"written,omitempty"`
+}
+
+// MarshalJSON implements json.Marshaler: the ID and the command are bytes
+// (a command need not be valid UTF-8), carried as fsops.RawString.
+func (p ProcInfo) MarshalJSON() ([]byte, error) {
+	type plain ProcInfo
+	return json.Marshal(struct {
+		plain
+		ID      fsops.RawString `json:"id"`
+		Command fsops.RawString `json:"command"`
+	}{plain(p), fsops.RawString(p.ID), fsops.RawString(p.Command)})
+}
+
+// UnmarshalJSON implements json.Unmarshaler.
+func (p *ProcInfo) UnmarshalJSON(data []byte) error {
+	type plain ProcInfo
+	w := struct {
+		*plain
+		ID      fsops.RawString `json:"id"`
+		Command fsops.RawString `json:"command"`
+	}{plain: (*plain)(p)}
+	if err := json.Unmarshal(data, &w); err != nil {
+		return err
+	}
+	p.ID, p.Command = string(w.ID), string(w.Command)
+	return nil
+}
+
+// MarshalJSON implements json.Marshaler: the ID is carried as bytes.
+func (r ProcRequest) MarshalJSON() ([]byte, error) {
+	type plain ProcRequest
+	return json.Marshal(struct {
+		plain
+		ID fsops.RawString `json:"id,omitempty"`
+	}{plain(r), fsops.RawString(r.ID)})
+}
+
+// UnmarshalJSON implements json.Unmarshaler.
+func (r *ProcRequest) UnmarshalJSON(data []byte) error {
+	type plain ProcRequest
+	w := struct {
+		*plain
+		ID fsops.RawString `json:"id,omitempty"`
+	}{plain: (*plain)(r)}
+	if err := json.Unmarshal(data, &w); err != nil {
+		return err
+	}
+	r.ID = string(w.ID)
+	return nil
 }
