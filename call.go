@@ -30,6 +30,7 @@ type callOptions struct {
 	// shared allows the sandbox's shared channel: the request's input and
 	// output are the library's own, so they cannot stall other requests.
 	shared bool
+	stream *stream // a dial or a watch (stream.go)
 }
 
 // deliver writes an output frame to the writer for its stream, if any.
@@ -263,6 +264,10 @@ const execRequestID = 1
 func (s *DockerSandbox) startExec(ctx context.Context, req proto.Request, co callOptions) (*helperCall, error) {
 	hc, err := s.attachHelper(ctx, "call", co.user)
 	if err != nil {
+		return nil, err
+	}
+	if err := checkTTYHelper(req, hc.hello); err != nil {
+		hc.close()
 		return nil, err
 	}
 	c := &helperCall{helperConn: hc, ctx: ctx, s: s, co: co, op: req.Op}

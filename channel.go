@@ -173,6 +173,11 @@ func (ch *channel) readLoop() {
 				ch.breakWith(err)
 				return
 			}
+		case proto.KindData, proto.KindWindow, proto.KindEOF, proto.KindOpen:
+			if err := c.co.stream.frame(f); err != nil { // never blocks (stream.go)
+				ch.breakWith(err)
+				return
+			}
 		case proto.KindResult:
 			var res proto.Result
 			if err := json.Unmarshal(f.Payload, &res); err != nil {

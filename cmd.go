@@ -35,6 +35,12 @@ type Cmd struct {
 	// discards it. When both are the same writer, the two streams are
 	// merged in the order the command wrote them.
 	Stdout, Stderr io.Writer
+	// TTY runs the command on a pseudo-terminal of this size, as its
+	// controlling terminal (cmd_tty.go): Stdin is typed on it (the
+	// terminal echoes it, and Ctrl-C, "\x03", interrupts), Stdout gets
+	// what it shows, escape sequences and "\r\n" line ends included, and
+	// Stderr is unused (the terminal is stderr too). See Resize.
+	TTY *Winsize
 
 	// ProcessState describes the command once Wait returns.
 	ProcessState *ProcessState
@@ -144,6 +150,10 @@ func (c *Cmd) Start() error {
 		req.Timeout = 1 // sub-millisecond timeouts still time out
 	}
 	co := callOptions{user: c.User, stdin: c.Stdin, stdout: c.Stdout, stderr: c.Stderr, shared: c.shared && c.Stdin == nil}
+	if err := c.ttyRequest(&req, &co); err != nil {
+		c.closePipes()
+		return err
+	}
 	// The helper enforces the timeout; should it fail to (stopped from
 	// inside the sandbox), the library ends the call a little later.
 	c.callCtx, c.stopCall = context.WithCancel(c.ctx)

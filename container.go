@@ -102,6 +102,9 @@ func (o *options) containerConfig() (*container.Config, *container.HostConfig) {
 	if o.idleTimeout > 0 {
 		cfg.Entrypoint = append(cfg.Entrypoint, "-idle", o.idleTimeout.String())
 	}
+	if o.procsIdle {
+		cfg.Entrypoint = append(cfg.Entrypoint, "-process-activity=false")
+	}
 	if (o.lifetime > 0 || o.idleTimeout > 0) && o.autoRemove {
 		host.AutoRemove = true // an abandoned sandbox that ends itself is also removed
 	}
@@ -172,6 +175,7 @@ func prepareFS(ctx context.Context, cli dockerAPI, id string, o *options, bin []
 			hdrs = append(hdrs, &tar.Header{Typeflag: tar.TypeDir, Name: o.workingDir[1:] + "/", Mode: 0o755, Uid: uid, Gid: gid, ModTime: now})
 		}
 	}
+	hdrs = append(hdrs, procRunDir(path.Dir(name), uid, gid, now)) // the process table's socket (process_options.go)
 	hdrs = append(hdrs, &tar.Header{Typeflag: tar.TypeReg, Name: name, Mode: 0o755, Size: int64(len(bin)), ModTime: now})
 	for _, h := range hdrs {
 		if err := tw.WriteHeader(h); err != nil {

@@ -89,6 +89,7 @@ type options struct {
 	owner          string
 	snap           snapshotFrom   // FromSnapshot (fork.go)
 	durable        durableOptions // pause.go
+	procsIdle      bool           // WithProcessKeepAlive(false) (process_options.go)
 }
 
 func defaults() *options {

@@ -58,6 +58,9 @@ type Config struct {
 
 	// Tools configures the tool set (zero: the tools package's defaults).
 	Tools tools.Options
+	// ExecTools adds the session tools of tools.NewExec (exec_command,
+	// write_stdin, list_sessions, kill_session) to the eight.
+	ExecTools bool
 
 	// IdleTimeout closes an HTTP session, and removes its sandbox, after
 	// this long without a message from its client (a call in progress

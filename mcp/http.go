@@ -90,7 +90,7 @@ func NewHTTPHandler(cfg Config) *HTTPHandler {
 	h.ctx, h.cancel = context.WithCancel(context.Background())
 	// The tools' names, descriptions and schemas do not depend on the
 	// sandbox; calls are routed to the session's own tool set.
-	for _, t := range tools.New(describeOnly{wd: cfg.workingDir()}, cfg.Tools) {
+	for _, t := range append(tools.New(describeOnly{wd: cfg.workingDir()}, cfg.Tools), execToolSet(describeExec{wd: cfg.workingDir()}, &cfg)...) {
 		name := t.Name
 		h.server.AddTool(mcpTool(t, cfg.networked()), func(ctx context.Context, req *mcp.CallToolRequest) (*mcp.CallToolResult, error) {
 			return h.call(ctx, req, name), nil
@@ -347,7 +347,7 @@ func (s *session) toolSet(ctx context.Context, h *HTTPHandler) ([]tools.Tool, st
 		return nil, "", fmt.Errorf("creating the sandbox: %w", err)
 	}
 	s.sb = sb
-	s.tools = tools.New(sb, h.cfg.Tools)
+	s.tools = append(tools.New(sb, h.cfg.Tools), execToolSet(sb, &h.cfg)...)
 	h.log.Info("sandbox created", "session", s.id, "sandbox", sb.ID(), "image", imageName(&h.cfg),
 		"took", time.Since(start).Round(time.Millisecond))
 	return s.tools, sb.WorkingDir(), nil

@@ -101,6 +101,9 @@ func NewStdioServer(ctx context.Context, cfg Config) (*mcp.Server, *sandbox.Dock
 	}
 	server := newServer(&cfg)
 	addTools(server, sb, cfg.Tools, cfg.networked())
+	if cfg.ExecTools {
+		addExecTools(server, sb, cfg.Tools, cfg.networked())
+	}
 	return server, sb, nil
 }
 

@@ -54,7 +54,10 @@ func mcpTool(t tools.Tool, networked bool) *mcp.Tool {
 // execute); idempotentHint where a second identical call changes nothing
 // more (write_file, delete, and the read-only ones); openWorldHint only for
 // execute, whose commands reach the network unless networked is false
-// (network mode "none"): the file tools stay inside the container.
+// (network mode "none"): the file tools stay inside the container. The
+// session tools (Config.ExecTools): exec_command and write_stdin as
+// execute (write_stdin's input drives a running command); list_sessions
+// read-only; kill_session destructive and idempotent, in the container.
 func Annotations(name string, networked bool) *mcp.ToolAnnotations {
 	yes, no := true, false
 	a := func(title string, readOnly, destructive, idempotent, openWorld bool) *mcp.ToolAnnotations {
@@ -84,6 +87,14 @@ func Annotations(name string, networked bool) *mcp.ToolAnnotations {
 		return a("Run shell command", false, true, false, networked)
 	case "delete":
 		return a("Delete file or directory", false, true, true, false)
+	case "exec_command":
+		return a("Run command in a session", false, true, false, networked)
+	case "write_stdin":
+		return a("Write to a session / poll its output", false, true, false, networked)
+	case "list_sessions":
+		return a("List command sessions", true, false, true, false)
+	case "kill_session":
+		return a("Kill command session", false, true, true, false)
 	}
 	return nil
 }

@@ -7,11 +7,13 @@ export PATH="$PATH:/usr/local/sbin:/usr/sbin:/sbin"
 export HOME="${HOME:-/root}"
 dockerd_pid=
 
-# System packages: the Docker engine, plus what the test images are built from.
+# System packages: the Docker engine, plus what the test images are built from
+# and tmux, which the terminal tests drive.
 missing=()
 { command -v docker && command -v dockerd; } >/dev/null || missing+=(docker.io)
 dpkg-query -W -f='${Status}' busybox-static 2>/dev/null | grep -q 'ok installed' || missing+=(busybox-static)
 command -v debootstrap >/dev/null || missing+=(debootstrap)
+command -v tmux >/dev/null || missing+=(tmux) # the CLI's terminal tests (exec -it)
 if [ ${#missing[@]} -gt 0 ]; then
 	echo "--- installing ${missing[*]}"
 	# Keep package scripts from starting services: we start dockerd below.

@@ -48,8 +48,16 @@ type Options struct {
 	// after escaping (sandbox.SafeText) in bytes of UTF-8; default
 	// sandbox.DefaultMaxOutputBytes. A smaller cap of the sandbox
 	// (sandbox.WithMaxOutputBytes) applies too, as its truncation marker
-	// says.
+	// says. It also caps the output budget of the session tools (NewExec):
+	// max_output_tokens × 4 bytes, at most MaxOutputBytes.
 	MaxOutputBytes int
+
+	// MaxSessions caps the sessions a NewExec tool set keeps open (running,
+	// or exited with output not yet collected); default DefaultMaxSessions.
+	MaxSessions int
+	// MaxPollTime caps yield_time_ms of a write_stdin that only polls
+	// (empty chars); default DefaultMaxPollTime, at least 5 s.
+	MaxPollTime time.Duration
 }
 
 // withDefaults replaces zero (and negative) values by the defaults.
@@ -66,6 +74,13 @@ func (o Options) withDefaults() Options {
 	if o.MaxOutputBytes <= 0 {
 		o.MaxOutputBytes = sandbox.DefaultMaxOutputBytes
 	}
+	if o.MaxSessions <= 0 {
+		o.MaxSessions = DefaultMaxSessions
+	}
+	if o.MaxPollTime <= 0 {
+		o.MaxPollTime = DefaultMaxPollTime
+	}
+	o.MaxPollTime = max(o.MaxPollTime, minPollYield)
 	return o
 }
 

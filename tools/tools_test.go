@@ -133,8 +133,11 @@ func TestOptionsDefaults(t *testing.T) {
 	assert.Equal(t, 1000, o.GrepMaxCount)
 	assert.Equal(t, 10*time.Second, o.GlobTimeout)
 	assert.Equal(t, sandbox.DefaultMaxOutputBytes, o.MaxOutputBytes)
-	o = Options{MaxExecuteTimeout: time.Minute, GrepMaxCount: 5, GlobTimeout: time.Second, MaxOutputBytes: 9}.withDefaults()
-	assert.Equal(t, Options{MaxExecuteTimeout: time.Minute, GrepMaxCount: 5, GlobTimeout: time.Second, MaxOutputBytes: 9}, o)
+	assert.Equal(t, DefaultMaxSessions, o.MaxSessions)
+	assert.Equal(t, DefaultMaxPollTime, o.MaxPollTime)
+	o = Options{MaxExecuteTimeout: time.Minute, GrepMaxCount: 5, GlobTimeout: time.Second, MaxOutputBytes: 9, MaxSessions: 3, MaxPollTime: 6 * time.Second}.withDefaults()
+	assert.Equal(t, Options{MaxExecuteTimeout: time.Minute, GrepMaxCount: 5, GlobTimeout: time.Second, MaxOutputBytes: 9, MaxSessions: 3, MaxPollTime: 6 * time.Second}, o)
+	assert.Equal(t, 5*time.Second, Options{MaxPollTime: time.Second}.withDefaults().MaxPollTime, "a poll waits 5 s at least")
 }
 
 func TestResolve(t *testing.T) {

@@ -75,6 +75,13 @@ func main() {
 	for k, v := range pr {
 		out[k] = v
 	}
+	b.addPorts(ctx, out) // dial_rtt, forward_mb_s, published_port_mb_s (ports.go)
+
+	procs, err := b.processes(ctx) // process.go
+	fail(err)
+	for k, v := range procs {
+		out[k] = v
+	}
 	if cp, err := b.dockerCP(ctx); err == nil {
 		for k, v := range cp {
 			out[k] = v

@@ -2,11 +2,13 @@
 //
 //	sandbox create [flags]                 create a sandbox, print its ID
 //	sandbox exec [flags] ID -- COMMAND...  run a command, streaming its output
+//	sandbox exec -it ID [-- COMMAND...]    an interactive shell (or command) on a terminal
 //	sandbox cp [flags] SRC DST             copy a file in (DST is ID:PATH) or out (SRC is ID:PATH)
 //	sandbox ls [flags]                     list the library's sandboxes
 //	sandbox rm [flags] ID...               remove sandboxes
 //	sandbox prune [flags]                  remove the sandboxes the filters select
 //	sandbox mcp [flags]                    run the MCP server (the sandbox-mcp command)
+//	sandbox port-forward [flags] ID [HOSTADDR:]HOSTPORT:PORT  forward a host port into a sandbox until interrupted
 //
 // Every command that prints data takes -json (or --json); the JSON keys
 // are snake_case:
@@ -17,13 +19,15 @@
 //	ls -json      [{"id", "name", "image", "state", "created" (RFC 3339), "owner", "labels": {...}}, ...]
 //	rm -json      ["0123456789ab", ...]  (the IDs removed)
 //	prune -json   ["0123456789ab", ...]  (the IDs removed)
+//	port-forward -json  {"id", "host_addr", "port"} (once listening)
 //
 // ls and prune take the same filters, which combine with AND: -owner,
 // -label key=value (repeatable), -older-than DURATION, -dead-owners;
 // prune needs one of them, or -all. Sizes take units: -memory 512m, 2g.
 //
 // Exit status: 0 on success (and for -h), 1 on failure, 2 on bad usage;
-// exec exits with the command's status (124 when it timed out). An error
+// exec exits with the command's status (124 when it timed out; exec -it
+// too, the terminal restored on every way out). An error
 // is printed once, on stderr.
 package main
 
@@ -45,11 +49,14 @@ const usage = `usage: sandbox <command> [flags]
 commands:
   create [flags]                 create a sandbox and print its ID
   exec [flags] ID -- COMMAND...  run a command in a sandbox, streaming its output
+  exec -it ID [-- COMMAND...]    an interactive shell (bash, else sh) or command on a terminal
   cp [flags] SRC DST             copy a file in (DST is ID:PATH) or out (SRC is ID:PATH; DST - is stdout)
   ls [flags]                     list the library's sandboxes (filters: -owner, -label, -older-than, -dead-owners)
   rm [flags] ID...               remove sandboxes
   prune [flags]                  remove the sandboxes the filters select (or -all)
   mcp [flags]                    run the MCP server (needs sandbox-mcp on PATH)
+  port-forward [flags] ID [HOSTADDR:]HOSTPORT:PORT
+                                 forward a host port (127.0.0.1 by default) to PORT in a sandbox until interrupted
 
 Every command that prints data takes -json (snake_case keys).
 Run "sandbox <command> -h" for a command's flags.`
@@ -64,13 +71,14 @@ type exitError struct{ code int }
 func (e exitError) Error() string { return fmt.Sprintf("exit status %d", e.code) }
 
 var commands = map[string]func(ctx context.Context, args []string) error{
-	"create": create,
-	"exec":   execCmd,
-	"cp":     cp,
-	"ls":     ls,
-	"rm":     rm,
-	"prune":  prune,
-	"mcp":    mcp,
+	"create":       create,
+	"exec":         execCmd,
+	"cp":           cp,
+	"ls":           ls,
+	"rm":           rm,
+	"prune":        prune,
+	"mcp":          mcp,
+	"port-forward": portForward,
 }
 
 func main() {

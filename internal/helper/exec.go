@@ -25,6 +25,9 @@ const drainGrace = 50 * time.Millisecond
 // whole tree on timeout, when ctx ends, or when the command killed its
 // reaper.
 func runExec(ctx context.Context, req proto.Request, in io.Reader, send func(proto.Kind, []byte) error) *proto.Result {
+	if req.TTY != nil {
+		return runExecTTY(ctx, req, in, send)
+	}
 	if req.Dir != "" {
 		if e := checkExecDir(req.Dir); e != nil {
 			return &proto.Result{Error: e, ExitCode: 127}

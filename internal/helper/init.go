@@ -30,11 +30,15 @@ func Init(lifetime, idle time.Duration) int {
 	sigs := make(chan os.Signal, 16)
 	signal.Notify(sigs, syscall.SIGTERM, syscall.SIGINT, syscall.SIGHUP, syscall.SIGCHLD, syscall.SIGUSR1)
 	l := newLimits(lifetime, idle, filepath.Dir(os.Args[0]), time.Now())
+	serveProcs() // the process table (procserver.go)
 	t := time.NewTicker(limitsTick)
 	defer t.Stop()
 	for {
 		select {
 		case <-t.C:
+			if ProcessesKeepAlive && procTab != nil && procTab.running() {
+				l.active(time.Now()) // running processes are activity
+			}
 			if l.tick(time.Now()) {
 				return 0
 			}
@@ -76,6 +80,9 @@ func reap() {
 		pid, err := syscall.Wait4(-1, &ws, syscall.WNOHANG, nil)
 		if pid <= 0 || err != nil {
 			return
+		}
+		if procTab != nil {
+			procTab.reaped(pid, ws)
 		}
 	}
 }

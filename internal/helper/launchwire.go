@@ -14,11 +14,12 @@ type launchWire struct {
 	Argv []fsops.RawString `json:"argv"`
 	Env  []fsops.RawString `json:"env"`
 	Dir  fsops.RawString   `json:"dir,omitempty"`
+	TTY  bool              `json:"tty,omitempty"`
 }
 
 // MarshalJSON implements json.Marshaler.
 func (l launch) MarshalJSON() ([]byte, error) {
-	return json.Marshal(launchWire{fsops.RawStrings(l.Argv), fsops.RawStrings(l.Env), fsops.RawString(l.Dir)})
+	return json.Marshal(launchWire{fsops.RawStrings(l.Argv), fsops.RawStrings(l.Env), fsops.RawString(l.Dir), l.TTY})
 }
 
 // UnmarshalJSON implements json.Unmarshaler.
@@ -27,6 +28,6 @@ func (l *launch) UnmarshalJSON(data []byte) error {
 	if err := json.Unmarshal(data, &w); err != nil {
 		return err
 	}
-	*l = launch{Argv: fsops.Strings(w.Argv), Env: fsops.Strings(w.Env), Dir: string(w.Dir)}
+	*l = launch{Argv: fsops.Strings(w.Argv), Env: fsops.Strings(w.Env), Dir: string(w.Dir), TTY: w.TTY}
 	return nil
 }

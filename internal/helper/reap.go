@@ -26,6 +26,7 @@ type launch struct {
 	Argv []string `json:"argv"`
 	Env  []string `json:"env"`
 	Dir  string   `json:"dir,omitempty"`
+	TTY  bool     `json:"tty,omitempty"` // stdin is a terminal, to be the controlling one
 }
 
 // survived lists the signals that would end or stop the reaper by default
@@ -91,7 +92,7 @@ func Reap() int {
 // reapOne runs one launch and answers the helper; it returns the shell's
 // status, whether no child is left, and whether the shell started.
 func reapOne(l launch, stdio []uintptr) (status int, clean, started bool) {
-	pid, err := syscall.ForkExec(l.Argv[0], l.Argv, &syscall.ProcAttr{Dir: l.Dir, Env: l.Env, Files: stdio})
+	pid, err := syscall.ForkExec(l.Argv[0], l.Argv, &syscall.ProcAttr{Dir: l.Dir, Env: l.Env, Files: stdio, Sys: ttyAttr(l.TTY)})
 	for _, fd := range stdio {
 		_ = syscall.Close(int(fd))
 	}

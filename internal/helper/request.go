@@ -57,6 +57,11 @@ func validateRequest(req *proto.Request) *proto.Error {
 			return err
 		}
 		return checkPath("new", req.New)
+	case proto.OpProcStart, proto.OpProcList, proto.OpProcInfo, proto.OpProcRead, proto.OpProcWrite, proto.OpProcCloseStdin,
+		proto.OpProcSignal, proto.OpProcKill, proto.OpProcWait, proto.OpProcResize:
+		return validateProc(req)
+	case proto.OpDial, proto.OpWatch:
+		return validateStream(req)
 	case proto.OpStat, proto.OpPrepare:
 		if len(req.Paths) == 0 {
 			return badRequest("%s without paths", req.Op)

@@ -24,7 +24,7 @@ func Serve(r io.Reader, w io.Writer, once bool) error {
 	announce()
 	fw := proto.NewWriter(w)
 	hello, _ := json.Marshal(proto.Hello{
-		Version: proto.Version, Session: ownSession(), UID: os.Getuid(), GID: os.Getgid(), Arch: runtime.GOARCH,
+		Version: proto.Version, Session: ownSession(), UID: os.Getuid(), GID: os.Getgid(), Arch: runtime.GOARCH, TTY: true,
 	})
 	if err := fw.WriteFrame(proto.KindHello, 0, hello); err != nil {
 		return err
@@ -78,11 +78,13 @@ type server struct {
 	onced bool
 	// aliveSending: an Alive frame is being written.
 	aliveSending atomic.Bool
+	streams      streamTable // dial and watch streams (stream.go)
 }
 
 type request struct {
 	cancel context.CancelFunc
 	input  *io.PipeWriter // nil when the request takes no input
+	tty    *ttyControl    // nil when the request has no terminal (exec_tty.go)
 }
 
 // lingerAfterEnd bounds how long Serve waits, once its input has ended, for
@@ -117,6 +119,10 @@ func (s *server) dispatch(ctx context.Context, f proto.Frame, once bool) error {
 		}
 		rctx, cancel := context.WithCancel(ctx)
 		rq := &request{cancel: cancel}
+		if req.TTY != nil {
+			rq.tty = &ttyControl{}
+			rctx = withTTY(rctx, rq.tty)
+		}
 		var in io.Reader
 		if takesInput(req) {
 			pr, pw := io.Pipe()
@@ -129,7 +135,7 @@ func (s *server) dispatch(ctx context.Context, f proto.Frame, once bool) error {
 		s.wg.Add(1)
 		go func() {
 			defer s.wg.Done()
-			res := handle(rctx, req, in, func(kind proto.Kind, p []byte) error { return s.w.WriteFrame(kind, f.ID, p) })
+			res := s.handleRequest(rctx, f.ID, req, in, func(kind proto.Kind, p []byte) error { return s.w.WriteFrame(kind, f.ID, p) })
 			if in != nil {
 				in.(*io.PipeReader).Close()
 			}
@@ -156,6 +162,10 @@ func (s *server) dispatch(ctx context.Context, f proto.Frame, once bool) error {
 		// Blocks while the command does not read; a cancel or the end of the
 		// connection kills the command, which unblocks this write.
 		_, _ = rq.input.Write(f.Payload)
+	case proto.KindResize:
+		s.resize(f)
+	case proto.KindData, proto.KindWindow, proto.KindEOF:
+		s.streams.frame(f) // never blocks (stream.go)
 	case proto.KindCancel:
 		s.mu.Lock()
 		if rq := s.reqs[f.ID]; rq != nil {
@@ -257,7 +267,7 @@ func fitResult(op string, res *proto.Result) ([]byte, error) {
 var errTooLarge = errors.New("result too large")
 
 func takesInput(req proto.Request) bool {
-	return req.Op == proto.OpWrite || (req.Op == proto.OpExec && req.Stdin)
+	return req.Op == proto.OpWrite || req.Op == proto.OpProcWrite || (req.Op == proto.OpExec && req.Stdin)
 }
 
 // handle runs one request.
@@ -269,6 +279,9 @@ func handle(ctx context.Context, req proto.Request, in io.Reader, send func(prot
 		return catFile(ctx, req, send)
 	case proto.OpKill:
 		return killRequest(req)
+	case proto.OpProcStart, proto.OpProcList, proto.OpProcInfo, proto.OpProcRead, proto.OpProcWrite, proto.OpProcCloseStdin,
+		proto.OpProcSignal, proto.OpProcKill, proto.OpProcWait, proto.OpProcResize:
+		return forwardProc(ctx, req, in, send) // to PID 1's process table (procserver.go)
 	case proto.OpRead, proto.OpWrite, proto.OpEdit, proto.OpLs, proto.OpGlob, proto.OpGrep,
 		proto.OpDelete, proto.OpStat, proto.OpPrepare, proto.OpRename, proto.OpInfo:
 		return fileOp(ctx, req, in)

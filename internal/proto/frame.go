@@ -151,8 +151,11 @@ func (r *Reader) ReadFrameLimited(limit func(Kind, uint32) int) (Frame, error) {
 	n := int64(binary.BigEndian.Uint32(hdr[5:9]))
 	f := Frame{Kind: Kind(hdr[0]), ID: binary.BigEndian.Uint32(hdr[1:5])}
 	switch f.Kind {
-	case KindHello, KindRequest, KindInput, KindCancel, KindStdout, KindStderr, KindResult, KindAlive:
+	case KindHello, KindRequest, KindInput, KindCancel, KindStdout, KindStderr, KindResult, KindAlive, KindResize:
 	default:
+		if streamKind(f.Kind) {
+			break
+		}
 		return Frame{}, fmt.Errorf("%w: unknown kind %q", ErrBadFrame, hdr[0])
 	}
 	max := limit(f.Kind, f.ID)

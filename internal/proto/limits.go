@@ -23,7 +23,7 @@ const (
 // MaxResult returns the largest Result payload the library accepts for op.
 func MaxResult(op string) int {
 	switch op {
-	case OpLs, OpGlob, OpGrep, OpStat, OpPrepare:
+	case OpLs, OpGlob, OpGrep, OpStat, OpPrepare, OpProcList:
 		return maxListResult
 	case OpRead:
 		return maxReadResult
@@ -33,7 +33,7 @@ func MaxResult(op string) int {
 
 // HasOutput reports whether a request for op may be answered with output
 // frames (KindStdout, KindStderr) before its result.
-func HasOutput(op string) bool { return op == OpExec || op == OpCat }
+func HasOutput(op string) bool { return op == OpExec || op == OpCat || op == OpProcRead }
 
 // MaxFrom returns the largest payload the library accepts in a frame of
 // kind from a helper serving a request for op ("" when the frame belongs
@@ -44,6 +44,8 @@ func MaxFrom(kind Kind, op string) int {
 		return MaxHello
 	case KindStdout, KindStderr:
 		return ChunkSize
+	case KindData, KindWindow, KindEOF, KindOpen:
+		return maxStreamFrom(kind, op)
 	case KindResult:
 		if op == "" {
 			return maxListResult

@@ -15,6 +15,7 @@ type Hello struct {
 	UID     int    `json:"uid"`
 	GID     int    `json:"gid"`
 	Arch    string `json:"arch"`
+	TTY     bool   `json:"tty,omitempty"` // runs commands on a terminal (Request.TTY, KindResize)
 }
 
 // Operations a Request can name.
@@ -46,9 +47,15 @@ type Request struct {
 	Timeout  int64    `json:"timeout_ms,omitempty"` // 0 = none
 	Combined bool     `json:"combined,omitempty"`   // stderr into the stdout stream
 	Stdin    bool     `json:"stdin,omitempty"`      // Input frames feed the command
+	TTY      *Winsize `json:"tty,omitempty"`        // run on a terminal of this size (see KindResize)
 
 	// kill
 	Session int `json:"session,omitempty"`
+
+	// dial (Network, Address), watch (Path, Recursive)
+	Network   string `json:"network,omitempty"`
+	Address   string `json:"address,omitempty"`
+	Recursive bool   `json:"recursive,omitempty"`
 
 	// files
 	Path       string   `json:"path,omitempty"`
@@ -61,6 +68,8 @@ type Request struct {
 	Pattern    string   `json:"pattern,omitempty"`
 	Glob       string   `json:"glob,omitempty"`
 	MaxCount   int      `json:"max_count,omitempty"`
+
+	Proc *ProcRequest `json:"proc,omitempty"` // process operations (process.go)
 }
 
 // TimeoutExitCode is the exit code of a command killed by its timeout.
@@ -84,6 +93,9 @@ type Result struct {
 	UID       int                   `json:"uid,omitempty"`    // prepare: who the helper runs as
 	Offset    int64                 `json:"offset,omitempty"` // cat: where it began (a helper without ranged cat leaves it 0)
 	GID       int                   `json:"gid,omitempty"`
+
+	Proc  *ProcResult    `json:"proc,omitempty"`  // process operations (process.go)
+	Procs List[ProcInfo] `json:"procs,omitempty"` // proc_list
 }
 
 // Stat is the helper's view of one path in a batch, as the sandbox user sees it.

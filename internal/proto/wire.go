@@ -28,6 +28,8 @@ type requestWire struct {
 	New     fsops.RawString   `json:"new,omitempty"`
 	Pattern fsops.RawString   `json:"pattern,omitempty"`
 	Glob    fsops.RawString   `json:"glob,omitempty"`
+	Network fsops.RawString   `json:"network,omitempty"`
+	Address fsops.RawString   `json:"address,omitempty"` // a unix socket's path is bytes
 }
 
 // MarshalJSON implements json.Marshaler.
@@ -38,6 +40,7 @@ func (r Request) MarshalJSON() ([]byte, error) {
 		Path: fsops.RawString(r.Path), Paths: fsops.RawStrings(r.Paths),
 		Old: fsops.RawString(r.Old), New: fsops.RawString(r.New),
 		Pattern: fsops.RawString(r.Pattern), Glob: fsops.RawString(r.Glob),
+		Network: fsops.RawString(r.Network), Address: fsops.RawString(r.Address),
 	})
 }
 
@@ -51,6 +54,7 @@ func (r *Request) UnmarshalJSON(data []byte) error {
 	r.Path, r.Paths = string(w.Path), fsops.Strings(w.Paths)
 	r.Old, r.New = string(w.Old), string(w.New)
 	r.Pattern, r.Glob = string(w.Pattern), string(w.Glob)
+	r.Network, r.Address = string(w.Network), string(w.Address)
 	return nil
 }
 

@@ -112,6 +112,12 @@ func (h *helper) run(in io.Reader) error {
 		}
 		return silence(in)
 	}
+	if strings.HasPrefix(h.mode, "tty-") {
+		return h.tty(in) // tty.go
+	}
+	if strings.HasPrefix(h.mode, "proc-") {
+		return h.proc(in) // proc.go
+	}
 	if err := h.hello(proto.Version); err != nil {
 		return err
 	}
@@ -176,6 +182,9 @@ func (h *helper) answerAlive(id uint32, req proto.Request) error {
 }
 
 func (h *helper) answer(id uint32, req proto.Request) error {
+	if handled, err := h.streamAnswer(id, req); handled { // stream.go
+		return err
+	}
 	result := func(b []byte) error { return h.frame(byte(proto.KindResult), id, b) }
 	switch h.mode {
 	case "slow":

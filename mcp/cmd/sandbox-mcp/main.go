@@ -1,6 +1,7 @@
 // Command sandbox-mcp is an MCP server that gives an agent a Docker
 // sandbox: the tools ls, read_file, write_file, edit_file, glob, grep,
-// execute and delete, working in a container.
+// execute and delete, working in a container, and with -exec-tools the
+// session tools exec_command, write_stdin, list_sessions and kill_session.
 //
 //	sandbox-mcp [flags]                                  # stdio: one sandbox for the process
 //	sandbox-mcp -transport http -addr 127.0.0.1:8080     # streamable HTTP at /mcp: one sandbox per session
@@ -96,7 +97,8 @@ func run(args []string, stderr io.Writer) int {
 	fs.Usage = func() {
 		fmt.Fprintf(stderr, "Usage: sandbox-mcp [flags]\n\n"+
 			"An MCP server giving an agent a Docker sandbox (tools: ls, read_file, write_file,\n"+
-			"edit_file, glob, grep, execute, delete). Over stdio one sandbox lives for the\n"+
+			"edit_file, glob, grep, execute, delete; with -exec-tools also exec_command,\n"+
+			"write_stdin, list_sessions, kill_session). Over stdio one sandbox lives for the\n"+
 			"process; over streamable HTTP each MCP session gets its own.\n\nFlags:\n")
 		fs.PrintDefaults()
 	}
@@ -115,6 +117,7 @@ func run(args []string, stderr io.Writer) int {
 		maxExec     = fs.Duration("max-exec-timeout", tools.DefaultMaxExecuteTimeout, "longest a command may run: a larger `timeout` from the model is refused, timeout 0 means this maximum")
 		idle        = fs.Duration("idle-timeout", sandboxmcp.DefaultIdleTimeout, "HTTP: end a session and remove its sandbox after this long without a request (0: never)")
 		maxSessions = fs.Int("max-sessions", sandboxmcp.DefaultMaxSessions, "HTTP: most MCP sessions (each with its sandbox) open at once; more are answered HTTP 503 (0: no limit)")
+		execTools   = fs.Bool("exec-tools", false, "also serve the session tools exec_command, write_stdin, list_sessions and kill_session (OpenAI Codex's unified exec shape): long-running commands, REPLs on a tty")
 		verbose     = fs.Bool("v", false, "log debug messages, the MCP SDK's included")
 		memory      byteSize
 		env, labels listFlag
@@ -150,6 +153,7 @@ func run(args []string, stderr io.Writer) int {
 		WorkingDir:   *workdir,
 		User:         *user,
 		Env:          env,
+		ExecTools:    *execTools,
 		Logger:       log,
 		PullProgress: stderr,
 	}

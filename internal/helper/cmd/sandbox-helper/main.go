@@ -24,7 +24,9 @@ func main() {
 		fs := flag.NewFlagSet("init", flag.ExitOnError)
 		lifetime := fs.Duration("lifetime", 0, "exit after this long (0: never)")
 		idle := fs.Duration("idle", 0, "exit when no helper connection existed for this long (0: never)")
+		procActivity := fs.Bool("process-activity", true, "running processes count as activity for -idle")
 		_ = fs.Parse(os.Args[2:])
+		helper.ProcessesKeepAlive = *procActivity
 		os.Exit(helper.Init(*lifetime, *idle))
 	case "call", "serve":
 		if os.Args[1] == "serve" {
@@ -34,6 +36,8 @@ func main() {
 			fmt.Fprintln(os.Stderr, "sandbox-helper:", err)
 			os.Exit(1)
 		}
+	case helper.ProcExecMode:
+		os.Exit(helper.ProcExec())
 	case helper.ReapMode:
 		os.Exit(helper.Reap())
 	case "version":

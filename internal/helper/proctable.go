@@ -1,0 +1,499 @@
+package helper
+
+import (
+	"context"
+	"crypto/rand"
+	"encoding/hex"
+	"errors"
+	"os"
+	"os/exec"
+	"strconv"
+	"sync"
+	"syscall"
+	"time"
+
+	"github.com/dockersandbox/sandbox/internal/proto"
+)
+
+// procTable is PID 1's table of managed processes (see Start in the
+// library): PID 1 starts them, owns their output logs and stdin, and
+// collects their exit status, so they outlive every helper connection.
+type procTable struct {
+	mu    sync.Mutex
+	byID  map[string]*proc
+	byPid map[int]*proc // launchers too, from their start
+	order []*proc       // oldest first
+	// spares are launchers started ahead (procexec.go).
+	spares        []*launcher
+	spareStarting bool
+	startMu       sync.Mutex // one start at a time: the table's room is checked, then taken
+}
+
+// proc is one managed process.
+type proc struct {
+	id, command string
+	pid         int
+	tty         bool
+	started     time.Time
+
+	// Guarded by the table's mu:
+	log         procLog
+	exited      bool
+	code, sig   int
+	ended       time.Time
+	outEnded    bool          // the output reader saw the end
+	graceOver   bool          // exited a while ago: output still open is not waited for
+	changed     chan struct{} // closed and replaced on every change
+	stdinClosed bool
+
+	stdin   *os.File // pipe's write end, or the terminal's master
+	master  *os.File // the terminal's master (WithTTY), else nil
+	writeMu sync.Mutex
+}
+
+// outputGrace is how long, after a process exited, its output counts as
+// still coming while something it started keeps the output open.
+const outputGrace = 100 * time.Millisecond
+
+// procTab is PID 1's table; nil in any other helper.
+var procTab *procTable
+
+// ProcessesKeepAlive: running processes count as activity for PID 1's idle
+// timeout (the init flag -process-activity).
+var ProcessesKeepAlive = true
+
+func newProcTable() *procTable {
+	return &procTable{byID: map[string]*proc{}, byPid: map[int]*proc{}}
+}
+
+// done reports that nothing more will be added to p's log. Call with mu held.
+func (p *proc) done() bool { return p.exited && (p.outEnded || p.graceOver) }
+
+// notify wakes the waiters on p. Call with mu held.
+func (p *proc) notify() {
+	close(p.changed)
+	p.changed = make(chan struct{})
+}
+
+// info describes p. Call with mu held.
+func (p *proc) info() proto.ProcInfo {
+	i := proto.ProcInfo{ID: p.id, Command: p.command, Pid: p.pid, Running: !p.exited, Started: p.started, TTY: p.tty, LogSize: p.log.size}
+	if p.exited {
+		i.ExitCode, i.Signal, i.Ended = p.code, p.sig, p.ended
+	}
+	return i
+}
+
+func procErr(code, msg string) *proto.Result {
+	return &proto.Result{Error: &proto.Error{Code: code, Message: msg}}
+}
+
+// running reports whether a managed process runs.
+func (t *procTable) running() bool {
+	t.mu.Lock()
+	defer t.mu.Unlock()
+	for _, p := range t.order {
+		if !p.exited {
+			return true
+		}
+	}
+	return false
+}
+
+// start starts req.Command as a managed process.
+func (t *procTable) start(ctx context.Context, req proto.Request) *proto.Result {
+	pr := req.Proc
+	size := pr.LogSize
+	if size == 0 {
+		size = proto.DefaultLogSize
+	}
+	if req.Dir != "" {
+		if e := checkExecDir(req.Dir); e != nil {
+			return &proto.Result{Error: e}
+		}
+	}
+	sh, err := exec.LookPath(shell())
+	if err != nil {
+		return &proto.Result{Error: &proto.Error{Code: proto.CodeNotFound, Message: err.Error()}}
+	}
+	var id [8]byte
+	_, _ = rand.Read(id[:])
+	command := req.Command
+	if len(command) > proto.MaxProcCommand {
+		command = command[:proto.MaxProcCommand]
+	}
+	var child [3]*os.File
+	var out, stdin, master *os.File
+	if pr.TTY {
+		m, slave, err := OpenPTY()
+		if err != nil {
+			return failure(err)
+		}
+		if err := SetWinsize(m, uint16(pr.Rows), uint16(pr.Cols)); err != nil {
+			m.Close()
+			slave.Close()
+			return failure(err)
+		}
+		child = [3]*os.File{slave, slave, slave}
+		master, stdin, out = m, m, m
+	} else {
+		inR, inW, err := os.Pipe()
+		if err != nil {
+			return failure(err)
+		}
+		outR, outW, err := os.Pipe()
+		if err != nil {
+			inR.Close()
+			inW.Close()
+			return failure(err)
+		}
+		child = [3]*os.File{inR, outW, outW}
+		stdin, out = inW, outR
+	}
+	closeOurs := func() {
+		stdin.Close()
+		if out != stdin {
+			out.Close()
+		}
+	}
+	t.startMu.Lock()
+	defer t.startMu.Unlock()
+	t.mu.Lock()
+	full := len(t.order) >= proto.MaxProcs && !t.evictLocked()
+	t.mu.Unlock()
+	if full {
+		closeAll(&child)
+		closeOurs()
+		return procErr(proto.CodeTooManyProcs, "too many processes: the table holds "+strconv.Itoa(proto.MaxProcs)+" and none has exited")
+	}
+	var l *launcher
+	for try := 0; try < 2; try++ { // a launcher killed meanwhile: once more with another
+		if l, err = t.takeLauncher(); err != nil {
+			break
+		}
+		err = l.launch(ctx, launch{Argv: []string{sh, "-c", req.Command}, Env: mergeEnv(os.Environ(), req.Env), Dir: req.Dir, TTY: pr.TTY}, child)
+		if err == nil {
+			break
+		}
+		l.discard()
+		if ctx.Err() != nil {
+			break
+		}
+	}
+	closeAll(&child)
+	if err != nil {
+		closeOurs()
+		var errno syscall.Errno
+		if errors.As(err, &errno) {
+			return &proto.Result{Error: startError(req.Dir, err)}
+		}
+		return failure(err)
+	}
+	t.mu.Lock()
+	p := l.p
+	p.id, p.command, p.tty, p.started = hex.EncodeToString(id[:]), command, pr.TTY, time.Now()
+	p.log = procLog{size: size}
+	p.stdin, p.master = stdin, master
+	t.byID[p.id] = p
+	t.order = append(t.order, p)
+	if p.exited { // exited before it was filled in
+		t.afterExitLocked(p)
+	}
+	info := p.info()
+	t.mu.Unlock()
+	go t.pump(p, out)
+	announce()
+	return &proto.Result{Proc: &proto.ProcResult{Info: info}}
+}
+
+// evictLocked forgets the oldest exited process; false when none exited.
+func (t *procTable) evictLocked() bool {
+	for i, p := range t.order {
+		if p.exited {
+			t.order = append(t.order[:i:i], t.order[i+1:]...)
+			delete(t.byID, p.id)
+			return true
+		}
+	}
+	return false
+}
+
+// pump reads p's output into its log until the output ends.
+func (t *procTable) pump(p *proc, out *os.File) {
+	buf := make([]byte, proto.ChunkSize)
+	for {
+		n, err := out.Read(buf)
+		if n > 0 {
+			t.mu.Lock()
+			p.log.write(buf[:n])
+			p.notify()
+			t.mu.Unlock()
+		}
+		if err != nil {
+			break
+		}
+	}
+	t.mu.Lock()
+	p.outEnded = true
+	p.notify()
+	t.mu.Unlock()
+	if p.master == nil {
+		out.Close()
+	}
+}
+
+// reaped records the exit of pid, if it is a managed process's.
+func (t *procTable) reaped(pid int, ws syscall.WaitStatus) {
+	t.mu.Lock()
+	defer t.mu.Unlock()
+	p := t.byPid[pid]
+	if p == nil {
+		return
+	}
+	delete(t.byPid, pid)
+	p.exited, p.ended = true, time.Now()
+	p.code = ws.ExitStatus()
+	if ws.Signaled() {
+		p.sig = int(ws.Signal())
+		p.code = 128 + p.sig
+	}
+	p.notify()
+	if p.id != "" { // a launcher that was not used yet has nothing more
+		t.afterExitLocked(p)
+	}
+}
+
+// afterExitLocked closes the stdin of p, which exited, and ends the wait
+// for its output after outputGrace. Call with mu held.
+func (t *procTable) afterExitLocked(p *proc) {
+	if p.master == nil && !p.stdinClosed {
+		p.stdinClosed = true
+		go p.closeStdin()
+	}
+	time.AfterFunc(outputGrace, func() {
+		t.mu.Lock()
+		defer t.mu.Unlock()
+		p.graceOver = true
+		p.notify()
+		if p.master != nil && !p.outEnded {
+			// Something the process started keeps the terminal: stop reading it.
+			_ = p.master.SetReadDeadline(time.Now())
+		}
+	})
+}
+
+func (p *proc) closeStdin() {
+	p.writeMu.Lock()
+	defer p.writeMu.Unlock()
+	p.stdin.Close()
+}
+
+// lookup finds the process of req, or the error result.
+func (t *procTable) lookup(req proto.Request) (*proc, *proto.Result) {
+	t.mu.Lock()
+	defer t.mu.Unlock()
+	p := t.byID[req.Proc.ID]
+	if p == nil {
+		return nil, procErr(proto.CodeProcNotFound, "no process "+clip(req.Proc.ID))
+	}
+	return p, nil
+}
+
+// handle runs one process request; in is the input of a write.
+func (t *procTable) handle(ctx context.Context, req proto.Request, in []byte, send func(proto.Kind, []byte) error) *proto.Result {
+	switch req.Op {
+	case proto.OpProcStart:
+		return t.start(ctx, req)
+	case proto.OpProcList:
+		t.mu.Lock()
+		defer t.mu.Unlock()
+		res := &proto.Result{Procs: make([]proto.ProcInfo, 0, len(t.order))}
+		for _, p := range t.order {
+			res.Procs = append(res.Procs, p.info())
+		}
+		return res
+	}
+	p, bad := t.lookup(req)
+	if bad != nil {
+		return bad
+	}
+	switch req.Op {
+	case proto.OpProcInfo:
+		t.mu.Lock()
+		defer t.mu.Unlock()
+		return &proto.Result{Proc: &proto.ProcResult{Info: p.info()}}
+	case proto.OpProcRead:
+		return t.read(ctx, p, req.Proc, send)
+	case proto.OpProcWait:
+		return t.wait(ctx, p, req.Proc.WaitMs)
+	case proto.OpProcWrite:
+		return t.write(ctx, p, in)
+	case proto.OpProcCloseStdin:
+		return t.closeStdin(p)
+	case proto.OpProcSignal, proto.OpProcKill, proto.OpProcResize:
+		return t.control(p, req)
+	}
+	return procErr(proto.CodeBadRequest, "unknown operation "+clip(req.Op))
+}
+
+// waitChange waits, with mu held, until p changes, ctx ends or deadline
+// passes; false when it did not change.
+func (t *procTable) waitChange(ctx context.Context, p *proc, deadline time.Time) bool {
+	d := time.Until(deadline)
+	if d <= 0 || ctx.Err() != nil {
+		return false
+	}
+	ch := p.changed
+	t.mu.Unlock()
+	timer := time.NewTimer(d)
+	defer timer.Stop()
+	changed := false
+	select {
+	case <-ch:
+		changed = true
+	case <-ctx.Done():
+	case <-timer.C:
+	}
+	t.mu.Lock()
+	return changed
+}
+
+func waitDeadline(ms int64) time.Time {
+	return time.Now().Add(min(time.Duration(ms)*time.Millisecond, proto.MaxProcWait))
+}
+
+// read sends p's log from pr.Cursor, at most pr.Max bytes, waiting up to
+// pr.WaitMs for output when there is none.
+func (t *procTable) read(ctx context.Context, p *proc, pr *proto.ProcRequest, send func(proto.Kind, []byte) error) *proto.Result {
+	deadline := waitDeadline(pr.WaitMs)
+	max := pr.Max
+	if max <= 0 || max > proto.MaxProcRead {
+		max = proto.MaxProcRead
+	}
+	t.mu.Lock()
+	for pr.Cursor == p.log.total && !p.done() && t.waitChange(ctx, p, deadline) {
+	}
+	if pr.Cursor > p.log.total {
+		t.mu.Unlock()
+		return procErr(proto.CodeCursorAhead, "cursor "+strconv.FormatInt(pr.Cursor, 10)+" is beyond the output's end "+strconv.FormatInt(p.log.total, 10))
+	}
+	start := max64(pr.Cursor, p.log.base())
+	data := p.log.read(start, max)
+	res := &proto.ProcResult{Info: p.info(), Start: start, Next: start + int64(len(data)), Dropped: start - pr.Cursor}
+	res.Done = p.done() && res.Next == p.log.total
+	t.mu.Unlock()
+	for len(data) > 0 {
+		n := min(len(data), proto.ChunkSize)
+		if err := send(proto.KindStdout, data[:n]); err != nil {
+			return failure(err)
+		}
+		data = data[n:]
+	}
+	return &proto.Result{Proc: res}
+}
+
+func (t *procTable) wait(ctx context.Context, p *proc, ms int64) *proto.Result {
+	deadline := waitDeadline(ms)
+	t.mu.Lock()
+	defer t.mu.Unlock()
+	for !p.exited && t.waitChange(ctx, p, deadline) {
+	}
+	return &proto.Result{Proc: &proto.ProcResult{Info: p.info()}}
+}
+
+// write writes in to p's stdin; ctx's end stops a write that blocks.
+func (t *procTable) write(ctx context.Context, p *proc, in []byte) *proto.Result {
+	p.writeMu.Lock()
+	defer p.writeMu.Unlock()
+	t.mu.Lock()
+	exited, closed := p.exited, p.stdinClosed
+	info := p.info()
+	t.mu.Unlock()
+	switch {
+	case exited:
+		return procErr(proto.CodeProcDone, "the process exited")
+	case closed:
+		return procErr(proto.CodeStdinClosed, "stdin is closed")
+	}
+	stop := context.AfterFunc(ctx, func() { _ = p.stdin.SetWriteDeadline(time.Now()) })
+	n, err := p.stdin.Write(in)
+	stop()
+	_ = p.stdin.SetWriteDeadline(time.Time{})
+	if err != nil && n == 0 {
+		t.mu.Lock()
+		exited = p.exited
+		t.mu.Unlock()
+		if exited || errors.Is(err, syscall.EPIPE) {
+			return procErr(proto.CodeProcDone, "the process exited")
+		}
+		if ctx.Err() != nil {
+			return failure(ctx.Err())
+		}
+		return failure(err)
+	}
+	return &proto.Result{Proc: &proto.ProcResult{Info: info, Written: n}}
+}
+
+func (t *procTable) closeStdin(p *proc) *proto.Result {
+	t.mu.Lock()
+	exited, closed := p.exited, p.stdinClosed
+	if !exited && !closed && p.master == nil {
+		p.stdinClosed = true
+	}
+	info := p.info()
+	t.mu.Unlock()
+	switch {
+	case exited:
+		return procErr(proto.CodeProcDone, "the process exited")
+	case closed:
+		return procErr(proto.CodeStdinClosed, "stdin is closed")
+	}
+	if p.master != nil {
+		p.writeMu.Lock()
+		_ = p.master.SetWriteDeadline(time.Now().Add(time.Second))
+		_, err := p.master.Write([]byte{4}) // Ctrl-D: the terminal's end of file
+		_ = p.master.SetWriteDeadline(time.Time{})
+		p.writeMu.Unlock()
+		if err != nil {
+			return failure(err)
+		}
+	} else {
+		p.closeStdin()
+	}
+	return &proto.Result{Proc: &proto.ProcResult{Info: info}}
+}
+
+// control signals, kills or resizes p.
+func (t *procTable) control(p *proc, req proto.Request) *proto.Result {
+	t.mu.Lock()
+	exited := p.exited
+	t.mu.Unlock()
+	if exited {
+		return procErr(proto.CodeProcDone, "the process exited")
+	}
+	switch req.Op {
+	case proto.OpProcSignal:
+		if err := syscall.Kill(-p.pid, syscall.Signal(req.Proc.Signal)); err != nil {
+			if errors.Is(err, syscall.ESRCH) {
+				return procErr(proto.CodeProcDone, "the process exited")
+			}
+			return failure(err)
+		}
+	case proto.OpProcKill:
+		killTree(p.pid)
+		// Wait (briefly) for PID 1 to collect it, so that the answer's info says so.
+		t.wait(context.Background(), p, deathWait.Milliseconds())
+	case proto.OpProcResize:
+		if p.master == nil {
+			return procErr(proto.CodeBadRequest, "the process has no terminal")
+		}
+		if err := SetWinsize(p.master, uint16(req.Proc.Rows), uint16(req.Proc.Cols)); err != nil {
+			return failure(err)
+		}
+	}
+	t.mu.Lock()
+	defer t.mu.Unlock()
+	return &proto.Result{Proc: &proto.ProcResult{Info: p.info()}}
+}
+
+func max64(a, b int64) int64 { return max(a, b) }

@@ -1,0 +1,101 @@
+package proto
+
+import (
+	"encoding/binary"
+	"fmt"
+)
+
+// Streams: a dial or a watch request stays open as a stream of data frames
+// in both directions until its Result. Each direction has its own credit:
+// a side sends KindData only within the bytes the other side granted
+// (StreamWindow at the start, then every KindWindow), so a reader that
+// stops reading stops its stream and never the shared channel; data beyond
+// the credit breaks the protocol.
+//
+//	library → helper: Request (OpDial/OpWatch), then, once the helper sent
+//	  KindOpen, KindData within credit, KindEOF (half-close), KindWindow;
+//	  KindCancel closes the stream.
+//	helper → library: KindOpen (established), KindData within credit,
+//	  KindEOF, KindWindow; Result ends the stream (an error: a reset).
+
+// Stream frame kinds.
+const (
+	KindData   Kind = 'D' // both ways: stream bytes, within credit
+	KindWindow Kind = 'W' // both ways: a uint32 credit grant, in bytes
+	KindEOF    Kind = 'F' // both ways: the sender writes no more (half-close)
+	KindOpen   Kind = 'U' // helper → library: the stream is established (StreamOpen JSON)
+)
+
+// Stream operations.
+const (
+	OpDial  = "dial"  // Network, Address: a connection inside the sandbox
+	OpWatch = "watch" // Path, Recursive: inotify events as WatchEvent batches
+)
+
+// IsStream reports whether op's request is a stream.
+func IsStream(op string) bool { return op == OpDial || op == OpWatch }
+
+// StreamWindow is the credit each side of a stream of op starts with, in
+// bytes: what the other side may send before it hears a KindWindow. A
+// watch's is small, so that a consumer that stops reading makes the helper
+// drop events (and say so) instead of buffering many.
+func StreamWindow(op string) int {
+	if op == OpWatch {
+		return 64 << 10
+	}
+	return 1 << 20
+}
+
+// StreamChunk bounds the payload of one KindData frame.
+const StreamChunk = 64 << 10
+
+// maxOpen bounds a KindOpen payload.
+const maxOpen = 1 << 10
+
+// StreamOpen is the payload of KindOpen.
+type StreamOpen struct {
+	Local  string `json:"local,omitempty"`  // dial: the connection's local address in the sandbox
+	Remote string `json:"remote,omitempty"` // dial: its remote address
+}
+
+// Codes of a stream's Result error.
+const (
+	CodeRefused     = "connection_refused"
+	CodeReset       = "connection_reset"
+	CodeTimedOut    = "timed_out"
+	CodeUnreachable = "unreachable"
+	CodeNoHost      = "no_such_host"
+	CodeDial        = "dial_failed"
+)
+
+// maxStreamFrom is MaxFrom for the stream kinds.
+func maxStreamFrom(kind Kind, op string) int {
+	if !IsStream(op) {
+		return 0 // one empty frame still breaks the protocol, for the library to see
+	}
+	switch kind {
+	case KindData:
+		return StreamChunk
+	case KindWindow:
+		return 4
+	case KindOpen:
+		return maxOpen
+	}
+	return 0
+}
+
+// streamKind reports whether k is one of the stream kinds.
+func streamKind(k Kind) bool {
+	return k == KindData || k == KindWindow || k == KindEOF || k == KindOpen
+}
+
+// Window encodes a credit grant of n bytes.
+func Window(n int) []byte { return binary.BigEndian.AppendUint32(nil, uint32(n)) }
+
+// ParseWindow decodes a KindWindow payload.
+func ParseWindow(p []byte) (int, error) {
+	if len(p) != 4 {
+		return 0, fmt.Errorf("%w: window of %d bytes", ErrBadFrame, len(p))
+	}
+	return int(binary.BigEndian.Uint32(p)), nil
+}

@@ -1,0 +1,86 @@
+//go:build linux
+
+package sandbox_test
+
+import (
+	"bytes"
+	"context"
+	"os"
+	"testing"
+	"time"
+
+	"github.com/dockersandbox/sandbox"
+	"github.com/dockersandbox/sandbox/internal/testenv"
+	"github.com/stretchr/testify/assert"
+	"github.com/stretchr/testify/require"
+)
+
+// A helper that lies about processes (internal/testenv/hostilehelper's
+// proc-* modes) cannot make a process call hang past its deadline or grow
+// the host's memory: a read of 64 MiB, a read from before its cursor, a
+// list of 5,000 processes, an answer about another process are ErrHelper; an old helper is
+// ErrProtocolVersion; a helper that never lets a process finish holds
+// Wait and Follow only until their context ends.
+func TestHostileHelperProcesses(t *testing.T) {
+	t.Parallel()
+	skipReplacedHelperOnPodman(t)
+	cli := testenv.Client(t)
+	helper, err := os.ReadFile(testenv.BuildTool(t, ".", "internal/testenv/hostilehelper"))
+	require.NoError(t, err)
+	modes := []string{"proc-flood-read", "proc-bad-cursor", "proc-big-list", "proc-never-done", "proc-unknown", "proc-other-id"}
+	concurrently(t, modes, func(m string) string { return m }, func(t *testing.T, mode string) {
+		sb := hostileSandbox(t, cli, testenv.BusyboxImage)
+		installHostile(t, cli, sb.ID(), helper, mode)
+		bound := hostileDeadline + time.Second + hostileSlack
+		call := func(what string, fn func(ctx context.Context) error) error {
+			var err error
+			r := runTimed(bound, func() error {
+				ctx, cancel := context.WithTimeout(context.Background(), hostileDeadline)
+				defer cancel()
+				err = fn(ctx)
+				return err
+			})
+			r.within(t, what, bound)
+			return err
+		}
+		var p *sandbox.Process
+		err := call("Start", func(ctx context.Context) (err error) {
+			p, err = sb.Start(ctx, "true")
+			return err
+		})
+		if mode == "proc-unknown" {
+			require.ErrorIs(t, err, sandbox.ErrProtocolVersion)
+			return
+		}
+		require.NoError(t, err)
+		switch mode {
+		case "proc-flood-read", "proc-bad-cursor":
+			_, peak := memoryUse(t, func() {
+				err = call("Read", func(ctx context.Context) error { _, err := p.Read(ctx, 10); return err })
+			})
+			assert.ErrorIs(t, err, sandbox.ErrHelper)
+			assert.Less(t, peak, int64(hostileMemory), "host memory of a lying read")
+			err = call("Follow", func(ctx context.Context) error { _, err := p.Follow(ctx, 10, &bytes.Buffer{}); return err })
+			assert.ErrorIs(t, err, sandbox.ErrHelper)
+		case "proc-other-id":
+			err = call("Info", func(ctx context.Context) error { _, err := p.Info(ctx); return err })
+			assert.ErrorIs(t, err, sandbox.ErrHelper)
+			assert.NotErrorIs(t, err, sandbox.ErrProcessNotFound, "a lie is not a missing process")
+			err = call("Wait", func(ctx context.Context) error { _, err := p.Wait(ctx); return err })
+			assert.ErrorIs(t, err, sandbox.ErrHelper)
+		case "proc-big-list":
+			err = call("Processes", func(ctx context.Context) error { _, err := sb.Processes(ctx); return err })
+			assert.ErrorIs(t, err, sandbox.ErrHelper)
+		case "proc-never-done":
+			err = call("Wait", func(ctx context.Context) error { _, err := p.Wait(ctx); return err })
+			assert.ErrorIs(t, err, context.DeadlineExceeded)
+			err = call("Follow", func(ctx context.Context) error { _, err := p.Follow(ctx, 0, &bytes.Buffer{}); return err })
+			assert.ErrorIs(t, err, context.DeadlineExceeded)
+			err = call("Read with wait", func(ctx context.Context) error {
+				_, err := p.Read(ctx, 0, sandbox.OutputWait(time.Hour))
+				return err
+			})
+			assert.ErrorIs(t, err, context.DeadlineExceeded)
+		}
+	})
+}
