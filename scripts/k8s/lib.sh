@@ -1,4 +1,5 @@
 # shellcheck shell=bash
+# shellcheck disable=SC2034 # the variables are for the scripts that source this file
 # Sourced by scripts/k8s/{build,up,down,smoke}.sh: one place for the names,
 # paths and addresses of the single-node cluster. Every knob is an env var.
 #
