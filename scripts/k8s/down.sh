@@ -109,6 +109,7 @@ if ip link show "$K8S_VETH_HOST" >/dev/null 2>&1 && [ -f "$K8S_DIR/created.netns
 fi
 
 # 7. cgroups, kernel tunables, fixed paths.
+log "removing cgroups, restoring sysctls"
 for d in /sys/fs/cgroup/*/"${K8S_CGROUP_ROOT#/}" "/sys/fs/cgroup$K8S_CGROUP_ROOT"; do
 	[ -d "$d" ] || continue
 	find "$d" -depth -type d -exec rmdir {} \; 2>/dev/null
@@ -133,5 +134,6 @@ if awk -v b="$K8S_DIR/" 'index($2, b) == 1 {f=1} END {exit !f}' /proc/mounts; th
 	exit 1
 fi
 if [ -n "${left:-}" ]; then log "WARNING: not deleting $K8S_DIR while processes remain"; exit 1; fi
+log "removing $K8S_DIR"
 rm -rf "$K8S_DIR"
 log "down in $(secs_since "$T0")s ($K8S_DIR removed; cache kept in $K8S_CACHE)"

@@ -106,10 +106,10 @@ ok "namespace: no NAT rules; FORWARD policy DROP, only $K8S_BRIDGE -> $K8S_BRIDG
 proutes=$(K exec "$POD" -- ip -4 route)
 echo "$proutes" | grep -q '^default' && fail "the pod has a default route: $proutes"
 for a in $targets; do
-	r=$(K exec "$POD" -- sh -c "ip -4 route get $a 2>&1" || true)
+	r=$(K exec "$POD" -- sh -c "ip -4 route get $a 2>&1; true")
 	case "$r" in *unreachable*) ;; *) fail "the pod has a route to $a: $r" ;; esac
 done
-ok "pod: routes { $(echo "$proutes" | tr '\n' ';' | sed 's/ *;$//') }; ip route get $targets -> unreachable"
+ok "pod: routes { $(echo "$proutes" | sed 's/ *$//' | paste -sd ';' | sed 's/;/; /g') }; ip route get $targets -> unreachable"
 hostrules=$(iptables-save 2>/dev/null | grep -E "${K8S_NODE_IP%.*}\.|$K8S_VETH_HOST|${K8S_POD_CIDR%.*}\." || true)
 [ -z "$hostrules" ] || fail "host iptables mention our addresses: $hostrules"
 listen=$(ss -Htlnp 2>/dev/null) ours=
