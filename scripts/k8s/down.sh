@@ -108,6 +108,13 @@ if ip link show "$K8S_VETH_HOST" >/dev/null 2>&1 && [ -f "$K8S_DIR/created.netns
 	ip link del "$K8S_VETH_HOST" && log "removed link $K8S_VETH_HOST"
 fi
 
+if [ -f "$K8S_DIR/created.run-netns-mount" ] && [ -z "$(ls -A /run/netns 2>/dev/null)" ] && mountpoint -q /run/netns; then
+	umount /run/netns && log "unmounted /run/netns (ip netns add had made it a mount point)"
+fi
+if [ -f "$K8S_DIR/created.run-netns-dir" ] && [ -d /run/netns ] && ! mountpoint -q /run/netns; then
+	rmdir /run/netns 2>/dev/null && log "removed /run/netns"
+fi
+
 # 7. cgroups, kernel tunables, fixed paths.
 log "removing cgroups, restoring sysctls"
 for d in /sys/fs/cgroup/*/"${K8S_CGROUP_ROOT#/}" "/sys/fs/cgroup$K8S_CGROUP_ROOT"; do

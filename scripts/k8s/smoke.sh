@@ -102,7 +102,9 @@ nat=$(ip netns exec "$K8S_NETNS" iptables -t nat -S | grep -E 'MASQUERADE|SNAT|D
 [ -z "$nat" ] || fail "NAT rules in the namespace: $nat"
 fwd=$(ip netns exec "$K8S_NETNS" iptables -S FORWARD)
 echo "$fwd" | grep -qx -- '-P FORWARD DROP' || fail "FORWARD policy in the namespace is not DROP: $fwd"
-ok "namespace: no NAT rules; FORWARD policy DROP, only $K8S_BRIDGE -> $K8S_BRIDGE accepted"
+ip netns exec "$K8S_NETNS" iptables -S INPUT | grep -qF -- "-A INPUT ! -s $K8S_HOST_IP/32 -i $K8S_VETH_NODE -j DROP" ||
+	fail "the namespace accepts more than $K8S_HOST_IP on $K8S_VETH_NODE"
+ok "namespace: no NAT rules; FORWARD policy DROP, only $K8S_BRIDGE -> $K8S_BRIDGE accepted; on $K8S_VETH_NODE only $K8S_HOST_IP gets in"
 proutes=$(K exec "$POD" -- ip -4 route)
 echo "$proutes" | grep -q '^default' && fail "the pod has a default route: $proutes"
 for a in $targets; do

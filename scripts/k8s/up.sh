@@ -157,6 +157,10 @@ echo "$K8S_VERSION" >"$K8S_DIR/version"
 # ($K8S_NODE_IP) inside. No default route inside; IPv6 off on both ends so
 # neither side sends router solicitations to the other.
 log "creating network namespace $K8S_NETNS"
+# `ip netns add` makes /run/netns a mount point the first time; down.sh
+# undoes that only if it was not one before.
+[ -d /run/netns ] || touch "$K8S_DIR/created.run-netns-dir"
+mountpoint -q /run/netns || touch "$K8S_DIR/created.run-netns-mount"
 ip netns add "$K8S_NETNS"
 touch "$K8S_DIR/created.netns"
 ip link add "$K8S_VETH_HOST" type veth peer name "$K8S_VETH_NODE" netns "$K8S_NETNS"
@@ -171,6 +175,9 @@ ip -n "$K8S_NETNS" link set "$K8S_VETH_NODE" up
 # leaves through the veth, nothing from the host is forwarded to a pod.
 nsexec iptables -P FORWARD DROP
 nsexec iptables -A FORWARD -i "$K8S_BRIDGE" -o "$K8S_BRIDGE" -j ACCEPT
+# and through the veth only the host's end may talk to the node (the host
+# forwards packets; this keeps anything it might forward out of the node).
+nsexec iptables -A INPUT -i "$K8S_VETH_NODE" ! -s "$K8S_HOST_IP" -j DROP
 [ -z "$(ip -n "$K8S_NETNS" -4 route show default)" ] || die "the namespace has a default route"
 
 # Fixed paths the kubelet and libcni use whatever their flags say. In the
