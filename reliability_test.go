@@ -5,6 +5,7 @@ package sandbox_test
 import (
 	"bufio"
 	"context"
+	"crypto/rand"
 	"encoding/json"
 	"errors"
 	"fmt"
@@ -181,6 +182,10 @@ func TestHelperProcessSandbox(t *testing.T) {
 		opts = append(opts, sandbox.WithIdleTimeout(2*time.Second))
 	case "lifetime":
 		opts = append(opts, sandbox.WithLifetime(5*time.Second))
+	case "orphan":
+		// The prune test removes this run's orphans only: others' belong
+		// to tests running beside it on the same daemon.
+		opts = append(opts, sandbox.WithLabels(map[string]string{orphanLabel: os.Getenv(orphanRunEnv)}))
 	}
 	ctx := context.Background()
 	sb, err := sandbox.New(ctx, sandboxOptions(testenv.BusyboxImage, opts...)...)
@@ -340,11 +345,21 @@ func async2[T any](fn func() (T, error)) <-chan outcome[T] {
 	return ch
 }
 
+// orphanLabel marks the sandboxes of TestPruneDeadOwners's children, with
+// the run's value from orphanRunEnv.
+const (
+	orphanLabel  = "dockersandbox-test-orphan-run"
+	orphanRunEnv = "DOCKERSANDBOX_TEST_ORPHAN_RUN"
+)
+
 // Prune removes the sandboxes whose owner process died (here: killed, so
 // that its sandbox, without idle timeout or lifetime, lives on); so does
 // the CLI's `sandbox prune -dead-owners`. Sandboxes of live owners stay.
 func TestPruneDeadOwners(t *testing.T) {
 	mine := newSandbox(t, testenv.BusyboxImage) // a live owner's: kept
+	run := rand.Text()[:10]
+	t.Setenv(orphanRunEnv, run) // the children label their sandboxes with it
+	scope := map[string]string{orphanLabel: run}
 	orphan := func(t *testing.T) string {
 		cmd, id := startChild(t, "orphan")
 		killChild(t, cmd)
@@ -355,7 +370,7 @@ func TestPruneDeadOwners(t *testing.T) {
 
 	t.Run("API", func(t *testing.T) {
 		id := orphan(t)
-		removed, err := sandbox.Prune(testCtx(t), sandbox.Filter{DeadOwners: true})
+		removed, err := sandbox.Prune(testCtx(t), sandbox.Filter{DeadOwners: true, Labels: scope})
 		require.NoError(t, err)
 		assert.Contains(t, removed, id)
 		assert.NotContains(t, removed, mine.ID())
@@ -367,7 +382,7 @@ func TestPruneDeadOwners(t *testing.T) {
 		out, err := exec.Command("go", "build", "-o", bin, "./cmd/sandbox").CombinedOutput()
 		require.NoError(t, err, "build the CLI: %s", out)
 		id := orphan(t)
-		out, err = exec.Command(bin, "prune", "-dead-owners", "-json").Output()
+		out, err = exec.Command(bin, "prune", "-dead-owners", "-label", orphanLabel+"="+run, "-json").Output()
 		require.NoError(t, err, "sandbox prune: %s", out)
 		var removed []string
 		require.NoError(t, json.Unmarshal(out, &removed), "%s", out)
