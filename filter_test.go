@@ -6,6 +6,7 @@ import (
 	"os/exec"
 	"slices"
 	"strconv"
+	"sync"
 	"testing"
 	"time"
 
@@ -25,14 +26,25 @@ func ids(list []sandbox.Info) []string {
 	return out
 }
 
-// deadOwner returns an owner label of this host whose process has exited.
-func deadOwner(t *testing.T) string {
+// dyingOwner returns the owner label of a live process of this host and a
+// function that ends it. A sandbox made with it is started before its
+// owner dies: a created container of a dead owner would be taken as
+// abandoned by the sweep of any New running beside it.
+func dyingOwner(t *testing.T) (owner string, kill func()) {
 	t.Helper()
-	cmd := exec.Command("true")
-	require.NoError(t, cmd.Run())
+	cmd := exec.Command("sleep", "1000")
+	require.NoError(t, cmd.Start())
+	var once sync.Once
+	kill = func() {
+		once.Do(func() {
+			_ = cmd.Process.Kill()
+			_ = cmd.Wait()
+		})
+	}
+	t.Cleanup(kill)
 	host, err := os.Hostname()
 	require.NoError(t, err)
-	return host + ":" + strconv.Itoa(cmd.ProcessState.Pid())
+	return host + ":" + strconv.Itoa(cmd.Process.Pid), kill
 }
 
 // Two programs share the daemon: each lists and prunes only what it made,
@@ -49,7 +61,9 @@ func TestScopedListAndPrune(t *testing.T) {
 	}
 	a1, a2 := mk(progA, "web"), mk(progA, "db")
 	b1 := mk(progB, "web")
-	orphan := mk(deadOwner(t), "web") // its creator is gone
+	owner, kill := dyingOwner(t)
+	orphan := mk(owner, "web")
+	kill() // its creator is gone
 	all := []string{a1.ID(), a2.ID(), b1.ID(), orphan.ID()}
 	slices.Sort(all)
 	sorted := func(s ...string) []string { slices.Sort(s); return s }
