@@ -406,17 +406,22 @@ func TestPruneOlderThan(t *testing.T) {
 	t.Cleanup(func() { old.Close() })
 	// The creation label counts whole seconds, and is stamped before the
 	// container is made: ages are only good to a second or two.
-	time.Sleep(6 * time.Second)
+	time.Sleep(8 * time.Second)
+	youngStart := time.Now()
 	young, err := sandbox.New(ctx, opts...)
 	require.NoError(t, err)
 	t.Cleanup(func() { young.Close() })
+	// On a loaded machine New takes seconds: the threshold is the young
+	// one's age (from before its New) plus a margin, which the old one
+	// (8 s and its own New older) exceeds.
+	olderThan := time.Since(youngStart).Round(time.Second) + 3*time.Second
 
 	_, err = sandbox.Prune(ctx, sandbox.Filter{OlderThan: -time.Second}, sandbox.WithClient(d.cli))
 	assert.ErrorIs(t, err, sandbox.ErrInvalidOption)
 	_, err = sandbox.Prune(ctx, sandbox.Filter{}, sandbox.WithClient(d.cli))
 	assert.ErrorIs(t, err, sandbox.ErrInvalidOption, "Prune needs a selection")
 
-	removed, err := sandbox.Prune(ctx, sandbox.Filter{OlderThan: 4 * time.Second}, sandbox.WithClient(d.cli))
+	removed, err := sandbox.Prune(ctx, sandbox.Filter{OlderThan: olderThan}, sandbox.WithClient(d.cli))
 	require.NoError(t, err)
 	assert.Equal(t, []string{old.ID()}, removed)
 	_, err = old.Execute(ctx, "true")
