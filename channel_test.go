@@ -67,6 +67,7 @@ func TestChannelBreakFallsBack(t *testing.T) {
 // A command that kills or stops the helper serving it (its parent) cannot
 // escape its call: the library kills its tree through another helper.
 func TestCommandTurnsOnItsHelper(t *testing.T) {
+	skipInShort(t)
 	for _, shared := range []bool{true, false} {
 		t.Run(fmt.Sprintf("shared=%v", shared), func(t *testing.T) {
 			sb := newSandbox(t, testenv.BusyboxImage, sandbox.WithSharedChannel(shared))

@@ -82,6 +82,7 @@ func liveSleeps(t *testing.T, sb *sandbox.DockerSandbox, forms map[int]string) [
 // times out or its context is cancelled, on the shared channel and on an
 // exec of its own; a command that ends on its own leaves them running.
 func TestDetachedProcessesDie(t *testing.T) {
+	skipInShort(t)
 	for _, shared := range []bool{true, false} {
 		t.Run(fmt.Sprintf("shared=%v", shared), func(t *testing.T) {
 			onEachImage(t, func(t *testing.T, sb *sandbox.DockerSandbox) {

@@ -214,6 +214,7 @@ func makeTree(t testing.TB, sb *sandbox.DockerSandbox, dir string, files int) {
 // directories) in one request per directory: well under a second here,
 // bounded with slack for loaded machines.
 func TestFSWalkDir10k(t *testing.T) {
+	skipInShort(t)
 	sb := newSandbox(t, images[0])
 	ctx := testCtx(t)
 	dir := testDir(t)

@@ -98,3 +98,15 @@ func absAll(dir string, names ...string) []string {
 	}
 	return out
 }
+
+// skipInShort skips a long test, in -short mode, whose attacker is the
+// container or a private daemon, not the connection to the daemon. CI's
+// TLS stage runs -short: a second dockerd reached over TCP with mutual TLS
+// changes how the library reaches its daemon, nothing inside a container;
+// the Docker, secure-profile and Podman stages run these tests in full.
+func skipInShort(t *testing.T) {
+	t.Helper()
+	if testing.Short() {
+		t.Skip("long, and independent of how the daemon is reached: runs without -short")
+	}
+}

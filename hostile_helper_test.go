@@ -254,6 +254,7 @@ type hangCase struct {
 // within its own, and the container goes; with the shared channel and with
 // an exec per call.
 func TestHostileHelperBounds(t *testing.T) {
+	skipInShort(t)
 	t.Parallel()
 	skipReplacedHelperOnPodman(t)
 	cli := testenv.Client(t)
@@ -336,6 +337,7 @@ func boundedCalls(t *testing.T, sb *sandbox.DockerSandbox, failing, endless bool
 // blocked on the handshake, the container goes, and the blocked calls
 // return.
 func TestHostileHelperIsolation(t *testing.T) {
+	skipInShort(t)
 	t.Parallel()
 	skipReplacedHelperOnPodman(t)
 	cli := testenv.Client(t)
@@ -407,6 +409,7 @@ func TestHostileHelperIsolation(t *testing.T) {
 // the container's removal keep their bounds. On both images, with the
 // shared channel and with an exec per call.
 func TestHostileStopper(t *testing.T) {
+	skipInShort(t)
 	t.Parallel()
 	cli := testenv.Client(t)
 	stopper, err := os.ReadFile(testenv.BuildTool(t, ".", "internal/testenv/hostilehelper"))
@@ -512,6 +515,7 @@ func memCases() []memCase {
 // ErrHelper. Each call runs in a child process (built without the race
 // detector, whose shadow memory would count) so that its peak is its own.
 func TestHostileHelperMemory(t *testing.T) {
+	skipInShort(t)
 	t.Parallel()
 	skipReplacedHelperOnPodman(t)
 	cli := testenv.Client(t)
@@ -592,6 +596,7 @@ func checkMemCase(t *testing.T, caller, id string, c memCase) {
 // whether the daemon froze during the call or before it, with the shared
 // channel and with an exec per call; Close returns within closeBound.
 func TestHostileFrozenDaemon(t *testing.T) {
+	skipInShort(t)
 	t.Parallel()
 	d := startPrivateDaemon(t)
 	freeze := func(stop bool) {

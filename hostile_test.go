@@ -177,6 +177,7 @@ func TestHostileFiles(t *testing.T) {
 // A grep whose matches would not fit in one frame of the protocol returns
 // the matches that fit, marked truncated, instead of no answer at all.
 func TestGrepFlood(t *testing.T) {
+	skipInShort(t)
 	sb := newSandbox(t, testenv.BusyboxImage)
 	// 2000 lines of 40 KB: 80 MB of matches, over the 64 MiB frame limit.
 	mustSh(t, sb, "mkdir flood && yes \"needle $(head -c 40000 /dev/zero | tr '\\0' a)\" | head -n 2000 > flood/big.txt")
@@ -251,6 +252,7 @@ func procStatus(t *testing.T, field string) int64 {
 // offers: a refused 1.5 GiB download, a page of a 50 MiB line, 200 MiB of
 // command output. (Not parallel: other tests' allocations would count.)
 func TestHostMemoryBounded(t *testing.T) {
+	skipInShort(t)
 	sb := newSandbox(t, testenv.BusyboxImage)
 	ctx := testCtx(t)
 	mustSh(t, sb, "truncate -s 1536M huge.bin && head -c 52428800 /dev/zero | tr '\\0' a > line.txt")

@@ -124,6 +124,7 @@ func state(t *testing.T, cli *client.Client, id string) container.ContainerState
 // (its owner is dead), in New and in a Pool's refill alike; so does
 // Prune(Filter{DeadOwners: true}).
 func TestCrashInsideNew(t *testing.T) {
+	skipInShort(t)
 	if testenv.Podman(t) && os.Geteuid() != 0 {
 		t.Skip("rootless Podman: the child's pid is checked on this host all the same")
 	}
@@ -283,6 +284,7 @@ func bigTreeFiles(t *testing.T) int {
 // succeeds, the container gone. With DOCKERSANDBOX_TEST_FILES=1000000 and
 // DOCKERSANDBOX_TEST_CLOSE_BOUND=30s, it plays the full case.
 func TestCloseLargeSandbox(t *testing.T) {
+	skipInShort(t)
 	if testenv.Podman(t) {
 		t.Skip("Podman: whether a removal outlives its request is Docker's behaviour (moby's ContainerRm takes no context)")
 	}

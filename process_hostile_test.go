@@ -22,6 +22,7 @@ import (
 // ErrProtocolVersion; a helper that never lets a process finish holds
 // Wait and Follow only until their context ends.
 func TestHostileHelperProcesses(t *testing.T) {
+	skipInShort(t)
 	t.Parallel()
 	skipReplacedHelperOnPodman(t)
 	cli := testenv.Client(t)

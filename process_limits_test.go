@@ -14,6 +14,7 @@ import (
 // forgets the oldest exited one, and with 1024 running is
 // ErrTooManyProcesses.
 func TestProcessTableLimit(t *testing.T) {
+	skipInShort(t)
 	if secure {
 		t.Skip("1024 running processes exceed the secure profile's pids limit (512)")
 	}

@@ -49,6 +49,7 @@ func pid1RSS(t *testing.T, sb *sandbox.DockerSandbox) int64 {
 // listed and readable, cost PID 1 little memory, and Close ends them all:
 // none is left on the machine.
 func TestProcess200(t *testing.T) {
+	skipInShort(t)
 	onEachImage(t, func(t *testing.T, sb *sandbox.DockerSandbox) {
 		ctx := testCtx(t)
 		marker := fmt.Sprintf("sleep 6%03d", time.Now().UnixNano()%1000)
@@ -99,6 +100,7 @@ func (c *countWriter) Write(p []byte) (int, error) {
 // it costs the host a bounded amount of memory, and the shared channel
 // still serves other calls meanwhile.
 func TestProcessFlood(t *testing.T) {
+	skipInShort(t)
 	onEachImage(t, func(t *testing.T, sb *sandbox.DockerSandbox) {
 		ctx := testCtx(t)
 		p, err := sb.Start(ctx, "exec yes flood-0123456789abcdef", sandbox.WithLogSize(64<<10))

@@ -567,6 +567,7 @@ func TestContainerGoneFromOutside(t *testing.T) {
 // kill (exit 137, OOMKilled), distinct from another SIGKILL; the sandbox
 // keeps working.
 func TestOutOfMemory(t *testing.T) {
+	skipInShort(t)
 	t.Parallel()
 	sb := newSandbox(t, testenv.DebianImage, sandbox.WithMemory(64<<20),
 		sandbox.WithContainerConfig(func(_ *container.Config, host *container.HostConfig) {
@@ -621,6 +622,7 @@ func scratch(t *testing.T, size string, bytes int64) sandbox.Option {
 // no temporary file is left, for Write, UploadFiles (through the helper or
 // Docker's archive API) and Edit.
 func TestDiskFull(t *testing.T) {
+	skipInShort(t)
 	t.Parallel()
 	sb := newSandbox(t, testenv.BusyboxImage, scratch(t, "2m", 2<<20))
 	ctx := testCtx(t)

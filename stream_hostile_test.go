@@ -26,6 +26,7 @@ const streamMemory = 32 << 20
 // bounded amount of memory and time, and fails clearly. Not parallel: it
 // measures the heap.
 func TestHostileHelperStreams(t *testing.T) {
+	skipInShort(t)
 	skipReplacedHelperOnPodman(t)
 	cli := testenv.Client(t)
 	helper, err := os.ReadFile(testenv.BuildTool(t, ".", "internal/testenv/hostilehelper"))

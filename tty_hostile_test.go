@@ -24,6 +24,7 @@ import (
 // ErrHelper; one that stops reading lets Resize and Wait return by their
 // context's deadline.
 func TestTTYHostileHelper(t *testing.T) {
+	skipInShort(t)
 	t.Parallel()
 	skipReplacedHelperOnPodman(t)
 	cli := testenv.Client(t)
@@ -67,6 +68,7 @@ func TestTTYHostileHelper(t *testing.T) {
 // while the reader does not read for 4 s (the command waits for it; the
 // pipe holds 64 KiB). Not parallel: other tests' allocations would count.
 func TestTTYFloodBounded(t *testing.T) {
+	skipInShort(t)
 	sb := newSandbox(t, testenv.BusyboxImage)
 	ctx := testCtx(t)
 	const total = 64 << 20
