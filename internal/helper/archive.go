@@ -27,6 +27,31 @@ const (
 	TarMode = "tar"
 )
 
+// Exit codes of Untar and Tar beyond 0 (done) and 1 (another error), so
+// that the caller can tell the errors apart without parsing messages.
+const (
+	ExitNotExist = 3 // the directory or path does not exist
+	ExitIsDir    = 4 // a file of the archive where a directory is
+	ExitNoSpace  = 5 // the disk is full
+)
+
+// archiveExit maps err onto the exit codes above.
+func archiveExit(err error) int {
+	switch {
+	case errors.Is(err, fs.ErrNotExist):
+		return ExitNotExist
+	case errors.Is(err, errReplaceDir):
+		return ExitIsDir
+	case errors.Is(err, syscall.ENOSPC):
+		return ExitNoSpace
+	}
+	return 1
+}
+
+// errReplaceDir: an entry of the archive that is not a directory where a
+// directory is.
+var errReplaceDir = errors.New("cannot replace a directory with a non-directory")
+
 // UntarDone is the line Untar writes to stdout once it read and extracted
 // the whole archive. The caller checks for it: some runtimes close an
 // exec's stdin when its stdout closes, so a command that ends early, or
@@ -34,14 +59,52 @@ const (
 const UntarDone = "untar: done"
 
 // Install copies the running executable to dest with mode 0755, through a
-// temporary file in the same directory renamed into place. It returns the
-// process's exit code.
-func Install(dest string) int {
+// temporary file in the same directory renamed into place, and makes the
+// directory run beside it (the process table's, mode 0700) and each of
+// dirs: owned by owner ("uid:gid"), or, when owner is "", world-writable
+// with the sticky bit (mode 1777) for a user not known in advance. It
+// returns the process's exit code.
+func Install(dest, owner string, dirs ...string) int {
 	if err := install(dest); err != nil {
 		fmt.Fprintln(os.Stderr, "sandbox-helper install:", err)
 		return 1
 	}
+	if err := ownDirs(owner, append([]string{filepath.Join(filepath.Dir(dest), "run")}, dirs...)); err != nil {
+		fmt.Fprintln(os.Stderr, "sandbox-helper install:", err)
+		return 1
+	}
 	return 0
+}
+
+// ownDirs makes each of dirs (run first, mode 0700) and gives it to owner.
+func ownDirs(owner string, dirs []string) error {
+	uid, gid := -1, -1
+	if owner != "" {
+		if _, err := fmt.Sscanf(owner, "%d:%d", &uid, &gid); err != nil || uid < 0 || gid < 0 {
+			return fmt.Errorf("owner %q: want uid:gid", owner)
+		}
+	}
+	for i, d := range dirs {
+		mode := fs.FileMode(0o755)
+		if i == 0 {
+			mode = 0o700
+		}
+		if uid < 0 {
+			mode = 0o777 | fs.ModeSticky
+		}
+		if err := os.MkdirAll(d, 0o700); err != nil {
+			return err
+		}
+		if uid >= 0 {
+			if err := os.Chown(d, uid, gid); err != nil {
+				return err
+			}
+		}
+		if err := os.Chmod(d, mode); err != nil {
+			return err
+		}
+	}
+	return nil
 }
 
 func install(dest string) error {
@@ -70,7 +133,7 @@ func install(dest string) error {
 }
 
 // Untar extracts the tar archive read from r into the existing directory
-// dir, as Docker's archive API does, and returns the exit code. Nothing is
+// dir, as Docker's archive API does, and returns the exit code (above). Nothing is
 // written outside dir: names are checked (tarx.Check: no absolute names,
 // no "..", nothing through a symlink of the archive) and every file is
 // opened beneath dir with os.Root, which refuses a symlink already in dir
@@ -82,7 +145,7 @@ func Untar(dir string, r io.Reader, w io.Writer) int {
 	_, _ = io.Copy(io.Discard, r) // let the sender finish
 	if err != nil {
 		fmt.Fprintln(os.Stderr, "sandbox-helper untar:", err)
-		return 1
+		return archiveExit(err)
 	}
 	fmt.Fprintln(w, UntarDone)
 	return 0
@@ -200,7 +263,7 @@ func removeNonDir(root *os.Root, name string) error {
 		return err
 	}
 	if fi.IsDir() {
-		return fmt.Errorf("%q: cannot replace a directory with a non-directory", name)
+		return fmt.Errorf("%q: %w", name, errReplaceDir)
 	}
 	return root.Remove(name)
 }
@@ -213,7 +276,7 @@ func removeNonDir(root *os.Root, name string) error {
 func Tar(p string, w io.Writer) int {
 	if err := tarPath(p, w); err != nil {
 		fmt.Fprintln(os.Stderr, "sandbox-helper tar:", err)
-		return 1
+		return archiveExit(err)
 	}
 	return 0
 }

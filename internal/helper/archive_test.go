@@ -3,6 +3,7 @@ package helper
 import (
 	"archive/tar"
 	"bytes"
+	"io/fs"
 	"os"
 	"path/filepath"
 	"strings"
@@ -69,5 +70,38 @@ func must(t *testing.T, err error) {
 	t.Helper()
 	if err != nil {
 		t.Fatal(err)
+	}
+}
+
+// TestArchiveExitCodes: a missing directory or path, and a file over a
+// directory, have exit codes of their own.
+func TestArchiveExitCodes(t *testing.T) {
+	var out bytes.Buffer
+	if c := Tar("/no/such/path", &out); c != ExitNotExist {
+		t.Errorf("tar of a missing path: %d", c)
+	}
+	if c := Untar("/no/such/dir", bytes.NewReader(nil), &out); c != ExitNotExist {
+		t.Errorf("untar into a missing dir: %d", c)
+	}
+	dst := t.TempDir()
+	must(t, os.Mkdir(filepath.Join(dst, "d"), 0o755))
+	var arch bytes.Buffer
+	tw := tar.NewWriter(&arch)
+	must(t, tw.WriteHeader(&tar.Header{Typeflag: tar.TypeReg, Name: "d", Size: 0, Mode: 0o644}))
+	must(t, tw.Close())
+	if c := Untar(dst, &arch, &out); c != ExitIsDir {
+		t.Errorf("a file over a directory: %d", c)
+	}
+	dest := filepath.Join(t.TempDir(), "h", "helper")
+	must(t, os.MkdirAll(filepath.Dir(dest), 0o755))
+	ws := filepath.Join(t.TempDir(), "ws")
+	if c := Install(dest, "", ws); c != 0 {
+		t.Fatalf("install: %d", c)
+	}
+	if fi, err := os.Stat(dest); err != nil || fi.Mode().Perm() != 0o755 {
+		t.Errorf("installed: %v %v", fi, err)
+	}
+	if fi, err := os.Stat(ws); err != nil || fi.Mode()&fs.ModeSticky == 0 {
+		t.Errorf("workspace: %v %v", fi, err)
 	}
 }

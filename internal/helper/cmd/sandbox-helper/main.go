@@ -12,7 +12,7 @@ import (
 	"github.com/dockersandbox/sandbox/internal/proto"
 )
 
-const usage = "usage: sandbox-helper init [-lifetime d] [-idle d] | call | serve | reap | install DEST | untar DIR | tar PATH | version"
+const usage = "usage: sandbox-helper init [-lifetime d] [-idle d] | call | serve | reap | install DEST [UID:GID [DIR...]] | untar DIR | tar PATH | version"
 
 func main() {
 	if len(os.Args) < 2 {
