@@ -115,7 +115,7 @@ func WriteOCI(w io.Writer, ref string) error {
 	top, _ := json.Marshal(map[string]any{
 		"schemaVersion": 2, "mediaType": "application/vnd.oci.image.index.v1+json",
 		"manifests": []any{ib.descriptor(map[string]any{"annotations": map[string]string{
-			"io.containerd.image.name":         fullName(ref),
+			"io.containerd.image.name":          fullName(ref),
 			"org.opencontainers.image.ref.name": tagOf(ref),
 		}})},
 	})
