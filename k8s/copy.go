@@ -173,4 +173,3 @@ func (l *limited) Write(p []byte) (int, error) {
 	}
 	return len(p), nil
 }
-

@@ -1,6 +1,7 @@
 package k8s
 
 import (
+	"crypto/rand"
 	"errors"
 	"fmt"
 	"math"
@@ -162,12 +163,26 @@ func (e *Engine) podFor(spec *engine.Spec) (*corev1.Pod, error) {
 	if spec.Name != "" {
 		pod.Name = spec.Name
 	} else {
-		pod.GenerateName = "sandbox-"
+		pod.Name = newName()
 	}
 	for _, fn := range o.editPod {
 		fn(pod)
 	}
 	return pod, nil
+}
+
+// newName returns a pod name: "sbx-" and 8 random characters of
+// [a-z0-9] (41 bits). Twelve characters in all: the library shows a
+// sandbox's ID cut to 12 (a Docker short ID), so a longer name would not
+// find the pod again.
+func newName() string {
+	const chars = "abcdefghijklmnopqrstuvwxyz0123456789"
+	b := make([]byte, 8)
+	_, _ = rand.Read(b)
+	for i := range b {
+		b[i] = chars[int(b[i])%len(chars)]
+	}
+	return "sbx-" + string(b)
 }
 
 func contains(list []string, s string) bool {
