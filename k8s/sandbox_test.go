@@ -48,7 +48,8 @@ func newSandbox(t *testing.T, e *k8s.Engine, label map[string]string, opts ...sa
 }
 
 // TestSandboxOnPod: the library on a pod: commands, files, a process
-// killed with its tree, a dial into the pod, List by label, and Close
+// killed with its tree, a dial into the pod, List by label, Attach by
+// the pod's name, and Close
 // that deletes the pod within its bound.
 func TestSandboxOnPod(t *testing.T) {
 	e := testEngine(t)
@@ -120,6 +121,15 @@ func TestSandboxOnPod(t *testing.T) {
 	if err != nil || len(list) != 1 || list[0].ID != sb.ID() {
 		t.Fatalf("List: %+v %v", list, err)
 	}
+	// Attach by the pod's name, from another handle.
+	other, err := sandbox.Attach(ctx, sb.ID(), sandbox.WithEngine(e))
+	if err != nil {
+		t.Fatalf("Attach: %v", err)
+	}
+	if r, err := other.Execute(ctx, "cat f"); err != nil || r.Output != "hi\n" {
+		t.Fatalf("Execute after Attach: %+v %v", r, err)
+	}
+	other.Detach()
 	// Close deletes the pod within its bound.
 	start := time.Now()
 	if err := sb.Close(); err != nil {
