@@ -62,14 +62,16 @@ type Engine interface {
 
 	// CopyTo extracts the tar archive into the directory dir of the
 	// sandbox, as Docker's archive API does (entries relative to dir,
-	// their owners and modes kept). A missing dir is an error wrapping
-	// fs.ErrNotExist; a file of the archive where the sandbox has a
-	// directory, ErrIsDir; a full disk, syscall.ENOSPC.
+	// their owners and modes kept). A missing dir is refused with an
+	// error wrapping fs.ErrNotExist, or made (Podman does): the library
+	// makes sure it exists first. A file of the archive where the sandbox
+	// has a directory is ErrIsDir; a full disk, syscall.ENOSPC.
 	CopyTo(ctx context.Context, id, dir string, tar io.Reader) error
 
 	// CopyFrom returns a tar archive of path in the sandbox, as Docker's
-	// archive API does: one entry named after path's base name, the tree
-	// under it for a directory, symlinks not followed. A missing path is
+	// archive API does: one entry named after path's base name (with or
+	// without a trailing "/" for a directory), the tree under it for a
+	// directory, symlinks not followed. A missing path is
 	// an error wrapping fs.ErrNotExist (a missing sandbox, ErrNotFound).
 	// The caller closes the archive.
 	CopyFrom(ctx context.Context, id, path string) (io.ReadCloser, error)
