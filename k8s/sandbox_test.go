@@ -86,7 +86,10 @@ func TestSandboxOnPod(t *testing.T) {
 	if _, err := p.Wait(ctx); err != nil {
 		t.Fatalf("Wait: %v", err)
 	}
-	waitFor(t, func() bool { r, err := sb.Execute(ctx, "kill -0 $(cat /tmp/child)"); return err == nil && r.ExitCode != 0 })
+	waitFor(t, func() bool {
+		r, err := sb.Execute(ctx, "kill -0 $(cat /tmp/child)")
+		return err == nil && r.ExitCode != 0
+	})
 	// Dial a server in the pod through the helper.
 	srv, err := sb.Start(ctx, "exec nc -ll -p 7000 -e cat")
 	if err != nil {
@@ -216,4 +219,3 @@ func waitFor(t *testing.T, cond func() bool) {
 		time.Sleep(200 * time.Millisecond)
 	}
 }
-
