@@ -51,12 +51,15 @@ func (e *Engine) CopyTo(ctx context.Context, id, dir string, archive io.Reader) 
 	}
 	defer s.Close()
 	var out, diag bytes.Buffer
-	outDone := make(chan struct{})
+	outDone, diagDone := make(chan struct{}), make(chan struct{})
 	go func() {
 		_, _ = io.Copy(&limited{&out, maxDiag}, s.Stdout())
 		close(outDone)
 	}()
-	go func() { _, _ = io.Copy(&limited{&diag, maxDiag}, s.Stderr()) }()
+	go func() {
+		_, _ = io.Copy(&limited{&diag, maxDiag}, s.Stderr())
+		close(diagDone)
+	}()
 	go func() {
 		_, _ = io.Copy(s, archive)
 		_ = s.CloseWrite()
@@ -65,7 +68,8 @@ func (e *Engine) CopyTo(ctx context.Context, id, dir string, archive io.Reader) 
 	if err != nil {
 		return fmt.Errorf("k8s: copy into %s:%s: %w", id, dir, err)
 	}
-	<-outDone
+	<-outDone // the stream ended: both readers end too
+	<-diagDone
 	if err := copyErr(code, diag.String()); err != nil {
 		return fmt.Errorf("k8s: copy into %s:%s: %w", id, dir, err)
 	}
