@@ -33,8 +33,15 @@ type Engine struct {
 
 var _ engine.Engine = (*Engine)(nil)
 
+// The client's rate limit when cfg sets none (QPS 0).
+const (
+	DefaultQPS   = 50
+	DefaultBurst = 100
+)
+
 // New returns an engine for the cluster cfg describes (Kubeconfig reads
-// one from a file). It checks that the API server answers within ctx: an
+// one from a file); a cfg without a rate limit gets DefaultQPS and
+// DefaultBurst. It checks that the API server answers within ctx: an
 // unreachable one is an error wrapping engine.ErrUnreachable.
 func New(ctx context.Context, cfg *rest.Config, opts ...Option) (*Engine, error) {
 	if cfg == nil {
@@ -47,6 +54,12 @@ func New(ctx context.Context, cfg *rest.Config, opts ...Option) (*Engine, error)
 	cfg = rest.CopyConfig(cfg)
 	if cfg.UserAgent == "" {
 		cfg.UserAgent = "dockersandbox"
+	}
+	if cfg.QPS == 0 && cfg.RateLimiter == nil {
+		// client-go's default (5 requests/s, bursts of 10) throttled 50
+		// concurrent creations by seconds; the API server's priority and
+		// fairness protects it anyway.
+		cfg.QPS, cfg.Burst = DefaultQPS, DefaultBurst
 	}
 	cs, err := kubernetes.NewForConfig(cfg)
 	if err != nil {
