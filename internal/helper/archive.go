@@ -158,7 +158,9 @@ func untar(dir string, r io.Reader) error {
 	}
 	defer root.Close()
 	checked := tarx.Check(r, tarx.Policy{LinksOut: true, MkdirMode: 0o755})
-	defer checked.Close()
+	// Read checked to its end, whatever happens: its goroutine, which
+	// reads r, has then returned, and Untar may read r.
+	defer func() { _, _ = io.Copy(io.Discard, checked) }()
 	tr := tar.NewReader(checked)
 	type dirTime struct {
 		name string
