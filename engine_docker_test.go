@@ -3,6 +3,7 @@ package sandbox_test
 import (
 	"context"
 	"errors"
+	"io"
 	"strings"
 	"testing"
 	"time"
@@ -35,12 +36,55 @@ func TestDockerEngineConformance(t *testing.T) {
 	}
 }
 
-// otherEngine hides the Docker engine behind an engine of another name:
-// New, Attach, List and Prune then take the engine-neutral path (a Spec
-// and Create), as they do on Kubernetes; it can neither pause nor stop.
-type otherEngine struct{ engine.Engine }
+// otherEngine hides the Docker engine behind an engine of another name,
+// whose IDs are not Docker's ("other-" and the container's ID): New,
+// Attach, List and Prune then take the engine-neutral path (a Spec and
+// Create), as they do on Kubernetes; it can neither pause nor stop.
+type otherEngine struct{ e engine.Engine }
+
+const otherPrefix = "other-"
 
 func (otherEngine) Name() string { return "other" }
+func (o otherEngine) Close() error { return o.e.Close() }
+
+func (o otherEngine) Create(ctx context.Context, spec *engine.Spec) (engine.Info, error) {
+	info, err := o.e.Create(ctx, spec)
+	info.ID = otherPrefix + info.ID
+	return info, err
+}
+
+func (o otherEngine) Exec(ctx context.Context, id string, argv []string, user string) (engine.Stream, error) {
+	return o.e.Exec(ctx, strings.TrimPrefix(id, otherPrefix), argv, user)
+}
+
+func (o otherEngine) Inspect(ctx context.Context, id string) (engine.Info, error) {
+	if !strings.HasPrefix(id, otherPrefix) {
+		return engine.Info{}, engine.ErrNotFound
+	}
+	info, err := o.e.Inspect(ctx, strings.TrimPrefix(id, otherPrefix))
+	info.ID = otherPrefix + info.ID
+	return info, err
+}
+
+func (o otherEngine) List(ctx context.Context, labels map[string]string) ([]engine.Info, error) {
+	list, err := o.e.List(ctx, labels)
+	for i := range list {
+		list[i].ID = otherPrefix + list[i].ID
+	}
+	return list, err
+}
+
+func (o otherEngine) Remove(ctx context.Context, id string) error {
+	return o.e.Remove(ctx, strings.TrimPrefix(id, otherPrefix))
+}
+
+func (o otherEngine) CopyTo(ctx context.Context, id, dir string, tar io.Reader) error {
+	return o.e.CopyTo(ctx, strings.TrimPrefix(id, otherPrefix), dir, tar)
+}
+
+func (o otherEngine) CopyFrom(ctx context.Context, id, path string) (io.ReadCloser, error) {
+	return o.e.CopyFrom(ctx, strings.TrimPrefix(id, otherPrefix), path)
+}
 
 func TestWithEngineNeutral(t *testing.T) {
 	e := otherEngine{dockerEngine(t)}
@@ -55,6 +99,7 @@ func TestWithEngineNeutral(t *testing.T) {
 			sb, err := sandbox.New(testCtx(t), opts...)
 			require.NoError(t, err)
 			defer sb.Close()
+			assert.True(t, strings.HasPrefix(sb.ID(), otherPrefix) && len(sb.ID()) > 64, "the engine's ID, whole: %s", sb.ID())
 			resp, err := sb.Execute(testCtx(t), "id -u; pwd; echo hi > f && cat f")
 			require.NoError(t, err)
 			assert.Equal(t, "1000\n/workspace\nhi\n", resp.Output)

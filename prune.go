@@ -153,7 +153,7 @@ func sweepAbandoned(ctx context.Context, eng engine.Engine) {
 // shortID returns the first 12 characters of a Docker container ID; other
 // engines' IDs (a pod's name) as they are.
 func shortID(id string) string {
-	if len(id) == 64 {
+	if len(id) == 64 && strings.Trim(id, "0123456789abcdef") == "" {
 		return id[:12]
 	}
 	return id

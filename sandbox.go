@@ -208,13 +208,9 @@ func createOnce(ctx context.Context, d *dockerEngine, o *options, sp *engine.Spe
 	return s, nil
 }
 
-// ID returns the container's short ID (12 hex characters).
-func (s *DockerSandbox) ID() string {
-	if len(s.id) > 12 {
-		return s.id[:12]
-	}
-	return s.id
-}
+// ID returns the container's short ID (12 hex characters), or the ID of
+// the sandbox on another engine as that engine gives it (a pod's name).
+func (s *DockerSandbox) ID() string { return shortID(s.id) }
 
 // WorkingDir returns the directory commands run in and relative paths
 // resolve against.
