@@ -44,7 +44,7 @@ type otherEngine struct{ e engine.Engine }
 
 const otherPrefix = "other-"
 
-func (otherEngine) Name() string { return "other" }
+func (otherEngine) Name() string   { return "other" }
 func (o otherEngine) Close() error { return o.e.Close() }
 
 func (o otherEngine) Create(ctx context.Context, spec *engine.Spec) (engine.Info, error) {
