@@ -2,9 +2,10 @@ package sandbox
 
 import (
 	"context"
+	"errors"
 	"fmt"
 
-	"github.com/moby/moby/client"
+	"github.com/dockersandbox/sandbox/engine"
 )
 
 // Attach returns the running sandbox with the given container ID or name,
@@ -22,43 +23,42 @@ import (
 // the container (or stops it, with WithAutoRemove(false)). Call Detach
 // instead to let go of the handle and leave the container running.
 func Attach(ctx context.Context, idOrName string, opts ...Option) (*DockerSandbox, error) {
-	return open(ctx, opts, func(ctx context.Context, cli dockerAPI, o *options) (*DockerSandbox, error) {
-		return attach(ctx, cli, o, idOrName)
+	return open(ctx, opts, func(ctx context.Context, eng engine.Engine, o *options) (*DockerSandbox, error) {
+		return attach(ctx, eng, o, idOrName)
 	})
 }
 
-func attach(ctx context.Context, cli dockerAPI, o *options, idOrName string) (*DockerSandbox, error) {
-	info, err := cli.ContainerInspect(ctx, idOrName, client.ContainerInspectOptions{})
-	if isNotFound(err) {
+func attach(ctx context.Context, eng engine.Engine, o *options, idOrName string) (*DockerSandbox, error) {
+	c, err := eng.Inspect(ctx, idOrName)
+	if errors.Is(err, engine.ErrNotFound) {
 		return nil, fmt.Errorf("sandbox: attach %s: %w: %v", idOrName, ErrGone, err)
 	}
 	if err != nil {
-		return nil, fmt.Errorf("sandbox: attach %s: %w", idOrName, err)
+		return nil, fmt.Errorf("sandbox: attach %s: %w", idOrName, daemonErr(err))
 	}
-	c := info.Container
-	if c.Config == nil || c.Config.Labels[LabelSandbox] != "true" {
+	if c.Labels[LabelSandbox] != "true" {
 		return nil, fmt.Errorf("%w: container %s is not a sandbox (no %s label)", ErrInvalidOption, idOrName, LabelSandbox)
 	}
-	paused := c.State != nil && c.State.Paused
-	if c.State == nil || !c.State.Running && !paused {
+	paused := c.State == engine.StatePaused
+	if c.State != engine.StateRunning && c.State != engine.StateRestarting && !paused {
 		switch {
-		case c.State == nil || c.State.Status != "exited":
+		case c.State != engine.StateExited:
 			return nil, fmt.Errorf("sandbox: attach %s: %w: the container is not running", idOrName, ErrGone)
 		case !o.durable.start:
 			return nil, fmt.Errorf("sandbox: attach %s: %w (Attach WithStart starts it)", idOrName, ErrStopped)
 		}
-		if err := startStopped(ctx, cli, c.ID); err != nil {
+		if err := startStopped(ctx, eng, c.ID); err != nil {
 			return nil, err
 		}
 	}
-	o.workingDir, o.user, o.image = c.Config.Labels[LabelWorkingDir], c.Config.User, c.Config.Image
+	o.workingDir, o.user, o.image = c.Labels[LabelWorkingDir], c.User, c.Image
 	if o.workingDir == "" {
-		o.workingDir = c.Config.WorkingDir
+		o.workingDir = c.WorkingDir
 	}
 	if o.workingDir == "" {
 		o.workingDir = "/"
 	}
-	s := &DockerSandbox{id: c.ID, opts: o, cli: cli, podman: isPodman(ctx, cli)}
+	s := newSandbox(c.ID, o, eng)
 	s.life.paused = paused
 	s.life.frozen.Store(paused)
 	return s, nil

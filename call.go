@@ -12,8 +12,8 @@ import (
 	"sync/atomic"
 	"time"
 
+	"github.com/dockersandbox/sandbox/engine"
 	"github.com/dockersandbox/sandbox/internal/proto"
-	"github.com/moby/moby/api/pkg/stdcopy"
 	"github.com/moby/moby/client"
 )
 
@@ -155,21 +155,18 @@ type helperCall struct {
 	stalled      atomic.Bool // watch dropped the connection
 }
 
-// helperConn is an attached exec of the helper whose hello was checked.
+// helperConn is an exec stream of the helper whose hello was checked.
 type helperConn struct {
-	conn   client.HijackedResponse
+	conn   engine.Stream
 	frames *proto.Reader
 	out    *proto.Writer
 	diag   *headBuffer // the helper's own stderr, for error messages
 	hello  proto.Hello
-	pipe   *io.PipeReader // frames' end of the stream's demultiplexer
 }
 
-// close ends the connection, and the demultiplexer even when it waits for
-// a reader that stopped reading.
+// close ends the stream, its readers included.
 func (hc *helperConn) close() {
 	hc.conn.Close()
-	hc.pipe.Close()
 }
 
 // attachHelper starts the helper in mode ("call" or "serve") as user and
@@ -184,29 +181,15 @@ func (s *DockerSandbox) attachHelper(ctx context.Context, mode, user string) (*h
 	}
 	hctx, cancel := context.WithTimeoutCause(ctx, handshakeTimeout, errDaemonSilent)
 	defer cancel()
-	ex, err := s.cli.ExecCreate(hctx, s.id, client.ExecCreateOptions{
-		User:         user,
-		WorkingDir:   "/", // the working dir may have been deleted; requests carry absolute paths
-		AttachStdin:  true,
-		AttachStdout: true,
-		AttachStderr: true,
-		Cmd:          []string{helperPath, mode},
-	})
+	// In "/": the working dir may have been deleted; requests carry
+	// absolute paths.
+	st, err := s.eng.Exec(hctx, s.id, []string{helperPath, mode}, user)
 	if err != nil {
 		return nil, s.handshakeErr(ctx, hctx, "exec", err)
 	}
-	att, err := s.cli.ExecAttach(hctx, ex.ID, client.ExecAttachOptions{})
-	if err != nil {
-		return nil, s.handshakeErr(ctx, hctx, "attach", err)
-	}
-	hc := &helperConn{conn: att.HijackedResponse, diag: &headBuffer{max: 4096}, out: proto.NewWriter(att.Conn)}
-	pr, pw := io.Pipe()
-	hc.pipe = pr
-	go func() {
-		_, err := stdcopy.StdCopy(pw, hc.diag, att.Reader)
-		pw.CloseWithError(err)
-	}()
-	br := bufio.NewReader(pr)
+	hc := &helperConn{conn: st, diag: &headBuffer{max: 4096}, out: proto.NewWriter(st)}
+	go func() { _, _ = io.Copy(hc.diag, st.Stderr()) }()
+	br := bufio.NewReader(st.Stdout())
 	hc.frames = proto.NewReader(br)
 	hc.frames.ReuseOutput() // output is delivered before the next frame is read
 	if err := hc.readHello(hctx, br); err != nil {
@@ -385,7 +368,7 @@ func (s *DockerSandbox) helperErr(ctx context.Context, err error, diag *headBuff
 	return fmt.Errorf("%w: %w", ErrHelper, err)
 }
 
-// dockerErr explains a failed Docker call on the sandbox.
+// dockerErr explains a failed engine call on the sandbox.
 func (s *DockerSandbox) dockerErr(op string, err error) error {
 	if s.closed.Load() {
 		return ErrClosed
@@ -393,7 +376,7 @@ func (s *DockerSandbox) dockerErr(op string, err error) error {
 	if ge := gone(err); errors.Is(ge, ErrGone) || errors.Is(ge, ErrPaused) {
 		return fmt.Errorf("sandbox %s: %w", s.ID(), ge)
 	}
-	if client.IsErrConnectionFailed(err) {
+	if errors.Is(err, engine.ErrUnreachable) || client.IsErrConnectionFailed(err) {
 		// %v, not %w: a missing socket's ENOENT must not pass for a
 		// missing file (fs.ErrNotExist).
 		return fmt.Errorf("sandbox %s: %s: %w: %v", s.ID(), op, ErrDaemonUnreachable, err)

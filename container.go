@@ -5,11 +5,14 @@ import (
 	"bytes"
 	"context"
 	"fmt"
+	"maps"
 	"path"
 	"slices"
 	"strings"
 	"time"
 
+	"github.com/dockersandbox/sandbox/engine"
+	"github.com/dockersandbox/sandbox/internal/helperbin"
 	"github.com/moby/moby/api/types/container"
 	"github.com/moby/moby/api/types/mount"
 	"github.com/moby/moby/client"
@@ -43,33 +46,74 @@ func (o *options) applySecureProfile() {
 	o.readOnlyRootfs = true
 }
 
-// containerConfig translates the options into Docker's configuration.
-func (o *options) containerConfig() (*container.Config, *container.HostConfig) {
+// spec translates the options into the engine-neutral spec (after
+// applying the secure profile).
+func (o *options) spec() *engine.Spec {
 	o.applySecureProfile()
-	cfg := &container.Config{
-		Image:      o.image,
-		WorkingDir: o.workingDir,
-		Env:        o.env,
-		User:       o.user,
+	sp := &engine.Spec{
+		Name:            o.name,
+		Image:           o.image,
+		Env:             o.env,
+		WorkingDir:      o.workingDir,
+		User:            o.user,
+		Helper:          engine.Helper{Dir: helperDir, Path: helperPath, Binary: helperbin.For},
+		Memory:          o.memory,
+		NanoCPUs:        o.nanoCPUs,
+		PidsLimit:       o.pidsLimit,
+		NetworkNone:     o.networkMode == "none",
+		ReadOnlyRootfs:  o.readOnlyRootfs,
+		NoNewPrivileges: o.secure,
+		CapDrop:         o.capDrop,
+		StopGrace:       time.Second,
+		// An abandoned sandbox that ends itself is also removed.
+		RemoveOnExit: (o.lifetime > 0 || o.idleTimeout > 0) && o.autoRemove,
 	}
-	host := &container.HostConfig{
-		Binds:          o.binds,
-		NetworkMode:    container.NetworkMode(o.networkMode),
-		DNS:            o.dns,
-		ShmSize:        o.shmSize,
-		ReadonlyRootfs: o.readOnlyRootfs,
-		CapDrop:        o.capDrop,
-		Runtime:        o.runtime,
-		Resources: container.Resources{
-			Memory:   o.memory,
-			NanoCPUs: o.nanoCPUs,
-			Devices:  o.devices,
-			Ulimits:  o.ulimits,
-		},
+	if o.secure {
+		// Writable scratch space (where nothing else is mounted, on Docker).
+		for _, dir := range []string{"/tmp", o.workingDir} {
+			if dir != "/" {
+				sp.ScratchDirs = append(sp.ScratchDirs, dir)
+			}
+		}
 	}
-	if o.pidsLimit > 0 {
-		host.PidsLimit = &o.pidsLimit
+	// The helper is PID 1.
+	sp.Command = []string{helperPath, "init"}
+	if o.lifetime > 0 {
+		sp.Command = append(sp.Command, "-lifetime", o.lifetime.String())
 	}
+	if o.idleTimeout > 0 {
+		sp.Command = append(sp.Command, "-idle", o.idleTimeout.String())
+	}
+	if o.procsIdle {
+		sp.Command = append(sp.Command, "-process-activity=false")
+	}
+	sp.Labels = o.containerLabels(time.Now())
+	sp.Labels[LabelWorkingDir] = o.workingDir
+	if o.snap.id != "" {
+		sp.Labels[LabelFromSnapshot] = o.snap.id
+	}
+	return sp
+}
+
+// containerConfig translates the options into Docker's configuration:
+// the spec's, with the Docker-only options.
+func (o *options) containerConfig() (*engine.Spec, *container.Config, *container.HostConfig) {
+	sp := o.spec()
+	cfg, host := dockerConfig(sp, o.dockerOnly)
+	return sp, cfg, host
+}
+
+// dockerOnly applies the options only Docker has (volumes, DNS, devices,
+// GPUs, ulimits, runtime, shm size, a network other than "none",
+// WithContainerConfig's functions, last).
+func (o *options) dockerOnly(cfg *container.Config, host *container.HostConfig) {
+	host.Binds = o.binds
+	host.NetworkMode = container.NetworkMode(o.networkMode)
+	host.DNS = o.dns
+	host.ShmSize = o.shmSize
+	host.Runtime = o.runtime
+	host.Resources.Devices = o.devices
+	host.Resources.Ulimits = o.ulimits
 	if o.gpus != 0 {
 		host.DeviceRequests = []container.DeviceRequest{{
 			Driver: "nvidia", Count: o.gpus, Capabilities: [][]string{{"gpu"}},
@@ -79,50 +123,71 @@ func (o *options) containerConfig() (*container.Config, *container.HostConfig) {
 		// Docker would create a WorkingDir on the tmpfs with mode 0755,
 		// undoing mode=1777; requests carry the directory anyway.
 		cfg.WorkingDir = ""
-		host.SecurityOpt = append(host.SecurityOpt, "no-new-privileges")
 	}
 	for _, fn := range o.configure {
 		fn(cfg, host)
 	}
-	if o.secure {
-		// Writable scratch space where nothing else is mounted (a volume,
-		// or a mount of WithContainerConfig's).
-		for _, dir := range []string{"/tmp", o.workingDir} {
-			if dir != "/" && !mountsAt(host, dir) {
-				host.Mounts = append(host.Mounts, scratchMount(dir))
-			}
+}
+
+// dockerConfig translates a spec into Docker's configuration; extra, if
+// not nil, applies Docker-only settings before the library's own (the
+// scratch mounts, where extra mounted nothing; the helper as PID 1; the
+// labels).
+func dockerConfig(sp *engine.Spec, extra func(*container.Config, *container.HostConfig)) (*container.Config, *container.HostConfig) {
+	cfg := &container.Config{
+		Image:      sp.Image,
+		WorkingDir: sp.WorkingDir,
+		Env:        sp.Env,
+		User:       sp.User,
+	}
+	host := &container.HostConfig{
+		ReadonlyRootfs: sp.ReadOnlyRootfs,
+		CapDrop:        sp.CapDrop,
+		Resources:      container.Resources{Memory: sp.Memory, NanoCPUs: sp.NanoCPUs},
+	}
+	if sp.NetworkNone {
+		host.NetworkMode = "none"
+	}
+	if sp.PidsLimit > 0 {
+		limit := sp.PidsLimit
+		host.PidsLimit = &limit
+	}
+	if slices.Contains(sp.ScratchDirs, sp.WorkingDir) {
+		cfg.WorkingDir = "" // Docker would create it on the tmpfs with mode 0755
+	}
+	if sp.NoNewPrivileges {
+		host.SecurityOpt = append(host.SecurityOpt, "no-new-privileges")
+	}
+	if extra != nil {
+		extra(cfg, host)
+	}
+	for _, dir := range sp.ScratchDirs {
+		if !mountsAt(host, dir) {
+			host.Mounts = append(host.Mounts, scratchMount(dir))
 		}
 	}
 	// The library's own settings come last: the helper must be PID 1, and
 	// the labels must mark the container.
-	cfg.Entrypoint = []string{helperPath, "init"}
-	if o.lifetime > 0 {
-		cfg.Entrypoint = append(cfg.Entrypoint, "-lifetime", o.lifetime.String())
-	}
-	if o.idleTimeout > 0 {
-		cfg.Entrypoint = append(cfg.Entrypoint, "-idle", o.idleTimeout.String())
-	}
-	if o.procsIdle {
-		cfg.Entrypoint = append(cfg.Entrypoint, "-process-activity=false")
-	}
-	if (o.lifetime > 0 || o.idleTimeout > 0) && o.autoRemove {
-		host.AutoRemove = true // an abandoned sandbox that ends itself is also removed
-	}
+	cfg.Entrypoint = slices.Clone(sp.Command)
 	cfg.Cmd = nil
-	cfg.Labels = o.containerLabels(time.Now())
-	cfg.Labels[LabelWorkingDir] = o.workingDir
-	if o.snap.id != "" {
-		cfg.Labels[LabelFromSnapshot] = o.snap.id
+	if sp.RemoveOnExit {
+		host.AutoRemove = true
 	}
-	stop := 1
-	cfg.StopTimeout = &stop
-	if o.readOnlyRootfs {
+	cfg.Labels = maps.Clone(sp.Labels)
+	if cfg.Labels == nil {
+		cfg.Labels = map[string]string{}
+	}
+	if sp.StopGrace > 0 {
+		stop := int(sp.StopGrace / time.Second)
+		cfg.StopTimeout = &stop
+	}
+	if sp.ReadOnlyRootfs {
 		// The helper is copied in before start; a read-only rootfs refuses
 		// that, an anonymous volume (removed with the container) accepts it.
 		if cfg.Volumes == nil {
 			cfg.Volumes = map[string]struct{}{}
 		}
-		cfg.Volumes[helperDir] = struct{}{}
+		cfg.Volumes[sp.Helper.Dir] = struct{}{}
 	}
 	return cfg, host
 }
@@ -161,18 +226,19 @@ func mountsAt(host *container.HostConfig, dir string) bool {
 // working directory owned by the sandbox's user (uid, gid), in one archive.
 // With a read-only rootfs only the helper's volume accepts files; the
 // working directory is then left to Docker.
-func prepareFS(ctx context.Context, cli dockerAPI, id string, o *options, bin []byte, uid, gid int) error {
+func prepareFS(ctx context.Context, cli dockerAPI, id string, sp *engine.Spec, bin []byte, uid, gid int) error {
 	var buf bytes.Buffer
 	tw := tar.NewWriter(&buf)
 	now := time.Now()
-	dest, name := "/", helperPath[1:]
+	dir, bpath := sp.Helper.Dir, sp.Helper.Path
+	dest, name := "/", bpath[1:]
 	var hdrs []*tar.Header
-	if o.readOnlyRootfs {
-		dest, name = helperDir, path.Base(helperPath)
+	if sp.ReadOnlyRootfs {
+		dest, name = dir, path.Base(bpath)
 	} else {
-		hdrs = append(hdrs, &tar.Header{Typeflag: tar.TypeDir, Name: helperDir[1:] + "/", Mode: 0o755, ModTime: now})
-		if o.workingDir != "/" {
-			hdrs = append(hdrs, &tar.Header{Typeflag: tar.TypeDir, Name: o.workingDir[1:] + "/", Mode: 0o755, Uid: uid, Gid: gid, ModTime: now})
+		hdrs = append(hdrs, &tar.Header{Typeflag: tar.TypeDir, Name: dir[1:] + "/", Mode: 0o755, ModTime: now})
+		if sp.WorkingDir != "/" {
+			hdrs = append(hdrs, &tar.Header{Typeflag: tar.TypeDir, Name: sp.WorkingDir[1:] + "/", Mode: 0o755, Uid: uid, Gid: gid, ModTime: now})
 		}
 	}
 	hdrs = append(hdrs, procRunDir(path.Dir(name), uid, gid, now)) // the process table's socket (process_options.go)

@@ -34,7 +34,7 @@ func (s *DockerSandbox) Detach() {
 	s.closeMu.Unlock()
 	s.stopAutoPause()
 	s.closeChannel()
-	if s.ownClient {
-		_ = s.cli.Close() // it only drops idle connections
+	if s.ownEngine {
+		_ = s.eng.Close() // Docker's only drops idle connections
 	}
 }

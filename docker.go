@@ -8,6 +8,7 @@ import (
 	"time"
 
 	cerrdefs "github.com/containerd/errdefs"
+	"github.com/dockersandbox/sandbox/engine"
 	"github.com/moby/moby/client"
 )
 
@@ -36,33 +37,35 @@ type dockerAPI interface {
 
 var _ dockerAPI = (*client.Client)(nil)
 
-// gone turns the daemon's "no such container" and "not running" answers
-// into ErrGone; other errors pass through.
+// gone turns the engine's "no such sandbox", "not running" and "paused"
+// answers into ErrGone and ErrPaused; other errors pass through.
 func gone(err error) error {
-	if err == nil || errors.Is(err, ErrGone) {
+	err = classify(err) // a Docker client's error, from a Docker-only path
+	switch {
+	case err == nil, errors.Is(err, ErrGone):
 		return err
-	}
-	if strings.Contains(err.Error(), "is paused") { // an exec on a paused container
+	case errors.Is(err, engine.ErrPaused): // an exec on a paused container
 		return fmt.Errorf("%w: %v", ErrPaused, err)
-	}
-	if isNotFound(err) || cerrdefs.IsConflict(err) || strings.Contains(err.Error(), "container state improper") {
-		return fmt.Errorf("%w: %v", ErrGone, err) // the last one: Podman's exec on a stopped container
+	case errors.Is(err, engine.ErrNotFound), errors.Is(err, engine.ErrNotRunning):
+		return fmt.Errorf("%w: %v", ErrGone, err) // the last one: Podman's exec on a stopped container, too
 	}
 	return err
 }
 
-// daemonErr turns a failure to reach the daemon (no socket, refused, reset,
-// a broken TLS handshake) into ErrDaemonUnreachable, quoting the cause
-// with %v: a missing socket's ENOENT must not pass for a missing file
+// daemonErr turns a failure to reach the engine (engine.ErrUnreachable,
+// or a Docker client's: no socket, refused, reset, a broken TLS
+// handshake) into ErrDaemonUnreachable, quoting the cause with %v: a
+// missing socket's ENOENT must not pass for a missing file
 // (fs.ErrNotExist). Other errors pass through.
 func daemonErr(err error) error {
-	if err == nil || errors.Is(err, ErrDaemonUnreachable) || !client.IsErrConnectionFailed(err) {
+	if err == nil || errors.Is(err, ErrDaemonUnreachable) || !errors.Is(err, engine.ErrUnreachable) && !client.IsErrConnectionFailed(err) {
 		return err
 	}
 	return fmt.Errorf("%w: %v", ErrDaemonUnreachable, err)
 }
 
-// isNotFound reports a missing container or object. Podman sometimes
+// isNotFound reports a missing container or object in a Docker client's
+// error (the Docker engine and Docker-only paths). Podman sometimes
 // answers a container being removed with a 500 whose text says so.
 func isNotFound(err error) bool {
 	return cerrdefs.IsNotFound(err) || err != nil && strings.Contains(err.Error(), "no such container")
@@ -72,14 +75,6 @@ func isNotFound(err error) bool {
 // already (Docker's auto-remove of a sandbox that ended itself, say).
 func removing(err error) bool {
 	return cerrdefs.IsConflict(err) && strings.Contains(err.Error(), "already in progress")
-}
-
-// noSuchContainer reports whether err is the daemon's answer for a missing
-// container ("No such container: …"), as opposed to a missing file in a
-// container ("Could not find the file … in container …"): both are "not
-// found" errors.
-func noSuchContainer(err error) bool {
-	return cerrdefs.IsNotFound(err) && strings.Contains(err.Error(), "No such container")
 }
 
 // goneSettle bounds how long goneOr waits for the daemon to notice that a
@@ -106,15 +101,15 @@ func (s *DockerSandbox) goneOr(ctx context.Context, err error) error {
 	// the daemon records the exit: a running container is looked at again,
 	// for up to goneSettle.
 	for deadline := time.Now().Add(goneSettle); ; {
-		info, ierr := s.cli.ContainerInspect(ctx, s.id, client.ContainerInspectOptions{})
+		info, ierr := s.eng.Inspect(ctx, s.id)
 		switch {
-		case isNotFound(ierr):
+		case errors.Is(ierr, engine.ErrNotFound):
 			return fmt.Errorf("sandbox %s: %w: the container was removed (%v)", s.ID(), ErrGone, err)
-		case ierr == nil && info.Container.State != nil && info.Container.State.Paused:
+		case ierr == nil && info.State == engine.StatePaused:
 			return fmt.Errorf("sandbox %s: %w: paused by another handle or from outside (%v)", s.ID(), ErrPaused, err)
-		case ierr == nil && info.Container.State != nil && !info.Container.State.Running:
-			return fmt.Errorf("sandbox %s: %w: the container exited with status %d (%v)", s.ID(), ErrGone, info.Container.State.ExitCode, err)
-		case client.IsErrConnectionFailed(ierr) && ctx.Err() == nil:
+		case ierr == nil && info.State != engine.StateUnknown && info.State != engine.StateRunning && info.State != engine.StateRestarting:
+			return fmt.Errorf("sandbox %s: %w: the container exited with status %d (%v)", s.ID(), ErrGone, info.ExitCode, err)
+		case errors.Is(ierr, engine.ErrUnreachable) && ctx.Err() == nil:
 			return fmt.Errorf("%w (%w: %v)", err, ErrDaemonUnreachable, ierr)
 		case ierr != nil || time.Now().After(deadline):
 			return err

@@ -7,7 +7,7 @@ import (
 	"strings"
 	"time"
 
-	"github.com/moby/moby/api/types/container"
+	"github.com/dockersandbox/sandbox/engine"
 	"github.com/moby/moby/client"
 )
 
@@ -84,10 +84,18 @@ func (f Filter) String() string {
 	return strings.Join(parts, " ")
 }
 
-// daemonFilters returns the criteria the daemon can apply itself: the
+// engineLabels returns the criteria the engine can apply itself: the
 // sandbox label, the owner and the labels. (matches checks them again.)
-func (f Filter) daemonFilters() client.Filters {
-	return f.labelFilters(LabelSandbox)
+func (f Filter) engineLabels() map[string]string {
+	l := maps.Clone(f.Labels)
+	if l == nil {
+		l = map[string]string{}
+	}
+	if f.Owner != "" {
+		l[LabelOwner] = f.Owner
+	}
+	l[LabelSandbox] = "true"
+	return l
 }
 
 // labelFilters returns the daemon filters of f for objects marked with
@@ -108,7 +116,7 @@ func (f Filter) labelFilters(kind string) client.Filters {
 }
 
 // matches reports whether f selects ctr; host is this host's name.
-func (f Filter) matches(ctr container.Summary, host string, now time.Time) bool {
+func (f Filter) matches(ctr engine.Info, host string, now time.Time) bool {
 	if ctr.Labels[LabelSandbox] != "true" || !f.matchLabels(ctr.Labels, now) {
 		return false
 	}

@@ -10,7 +10,6 @@ import (
 
 	"github.com/dockersandbox/sandbox/internal/proto"
 	"github.com/dockersandbox/sandbox/internal/tarx"
-	"github.com/moby/moby/client"
 )
 
 // Bounds of Hydrate (see HydrateMaxBytes).
@@ -96,7 +95,7 @@ func (s *DockerSandbox) Hydrate(ctx context.Context, r io.Reader, opts ...Hydrat
 	cr := &errReader{r: checked}
 	wctx, prog, stop := watchProgress(ctx)
 	defer stop()
-	_, err = s.cli.CopyToContainer(wctx, s.id, client.CopyToContainerOptions{DestinationPath: dir, Content: prog.reader(cr)})
+	err = s.eng.CopyTo(wctx, s.id, dir, prog.reader(cr))
 	if cr.err != nil && cr.err != io.EOF {
 		// The check's refusal (or the caller's reader's failure) comes
 		// first: the engine only saw the stream end early.
@@ -107,7 +106,7 @@ func (s *DockerSandbox) Hydrate(ctx context.Context, r io.Reader, opts ...Hydrat
 	}
 	if err != nil {
 		err = stalled(ctx, wctx, err)
-		if strings.Contains(err.Error(), "no space left on device") {
+		if errors.Is(err, ErrNoSpace) {
 			return fmt.Errorf("sandbox %s: hydrate: %w: %v", s.ID(), ErrNoSpace, err)
 		}
 		return s.dockerErr("hydrate", err)

@@ -12,26 +12,32 @@ import (
 // ensureImage makes the image available according to the pull policy and
 // returns its architecture.
 func ensureImage(ctx context.Context, cli dockerAPI, o *options) (string, error) {
-	if o.pullPolicy == PullAlways {
-		if err := pull(ctx, cli, o.image, o.pullProgress); err != nil {
+	return imageArch(ctx, cli, o.image, o.pullPolicy, o.pullProgress)
+}
+
+// imageArch makes image available according to policy (writing pull
+// progress to progress, if not nil) and returns its architecture.
+func imageArch(ctx context.Context, cli dockerAPI, image string, policy PullPolicy, progress io.Writer) (string, error) {
+	if policy == PullAlways {
+		if err := pull(ctx, cli, image, progress); err != nil {
 			return "", err
 		}
 	}
-	inspect, err := cli.ImageInspect(ctx, o.image)
-	if cerrdefs.IsNotFound(err) && o.pullPolicy == PullMissing {
-		if err := pull(ctx, cli, o.image, o.pullProgress); err != nil {
+	inspect, err := cli.ImageInspect(ctx, image)
+	if cerrdefs.IsNotFound(err) && policy == PullMissing {
+		if err := pull(ctx, cli, image, progress); err != nil {
 			return "", err
 		}
-		inspect, err = cli.ImageInspect(ctx, o.image)
+		inspect, err = cli.ImageInspect(ctx, image)
 	}
 	if cerrdefs.IsNotFound(err) {
-		return "", fmt.Errorf("%w: %s is not on the daemon and the pull policy forbids pulling it", ErrImageNotFound, o.image)
+		return "", fmt.Errorf("%w: %s is not on the daemon and the pull policy forbids pulling it", ErrImageNotFound, image)
 	}
 	if err != nil {
-		return "", fmt.Errorf("sandbox: inspect image %s: %w", o.image, daemonErr(err))
+		return "", fmt.Errorf("sandbox: inspect image %s: %w", image, daemonErr(err))
 	}
 	if inspect.Os != "" && inspect.Os != "linux" {
-		return "", fmt.Errorf("%w: image %s is for %s, not linux", ErrUnsupportedArch, o.image, inspect.Os)
+		return "", fmt.Errorf("%w: image %s is for %s, not linux", ErrUnsupportedArch, image, inspect.Os)
 	}
 	return inspect.Architecture, nil
 }

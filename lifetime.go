@@ -3,13 +3,14 @@ package sandbox
 import (
 	"bytes"
 	"context"
+	"errors"
 	"fmt"
+	"io/fs"
 	"path"
 	"strings"
 	"time"
 
 	"github.com/dockersandbox/sandbox/internal/tarx"
-	"github.com/moby/moby/client"
 )
 
 // Lifetimes are a sandbox's lifetime and idle timeout, as its helper
@@ -42,14 +43,12 @@ func (s *DockerSandbox) Lifetimes(ctx context.Context) (Lifetimes, error) {
 	if s.closed.Load() {
 		return Lifetimes{}, ErrClosed
 	}
-	info, err := s.cli.ContainerInspect(ctx, s.id, client.ContainerInspectOptions{})
+	info, err := s.eng.Inspect(ctx, s.id)
 	if err != nil {
 		return Lifetimes{}, s.dockerErr("lifetimes", err)
 	}
 	var l Lifetimes
-	if c := info.Container.Config; c != nil {
-		l.Lifetime, l.IdleTimeout = entrypointLimits(c.Entrypoint)
-	}
+	l.Lifetime, l.IdleTimeout = entrypointLimits(info.Command)
 	for _, f := range []struct {
 		path string
 		d    *time.Duration
@@ -100,7 +99,7 @@ func (s *DockerSandbox) setLimit(ctx context.Context, file, what string, d time.
 	if err != nil {
 		return err
 	}
-	_, err = s.cli.CopyToContainer(ctx, s.id, client.CopyToContainerOptions{DestinationPath: helperDir, Content: r})
+	err = s.eng.CopyTo(ctx, s.id, helperDir, r)
 	if err != nil {
 		return s.dockerErr("set "+what, err)
 	}
@@ -109,15 +108,15 @@ func (s *DockerSandbox) setLimit(ctx context.Context, file, what string, d time.
 
 // readLimit reads a limit file; ok is false when there is none.
 func (s *DockerSandbox) readLimit(ctx context.Context, file string) (time.Duration, bool, error) {
-	rc, err := s.cli.CopyFromContainer(ctx, s.id, client.CopyFromContainerOptions{SourcePath: file})
+	rc, err := s.eng.CopyFrom(ctx, s.id, file)
 	if err != nil {
-		if isNotFound(err) && !noSuchContainer(err) {
+		if errors.Is(err, fs.ErrNotExist) {
 			return 0, false, nil
 		}
 		return 0, false, s.dockerErr("lifetimes", err)
 	}
-	defer rc.Content.Close()
-	b, err := tarx.ReadFile(rc.Content, maxLimitFile)
+	defer rc.Close()
+	b, err := tarx.ReadFile(rc, maxLimitFile)
 	if err != nil {
 		return 0, false, fmt.Errorf("sandbox %s: %w: %s was replaced: %w", s.ID(), ErrHelper, file, err)
 	}

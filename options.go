@@ -11,6 +11,7 @@ import (
 	"strings"
 	"time"
 
+	"github.com/dockersandbox/sandbox/engine"
 	"github.com/moby/moby/api/types/container"
 	"github.com/moby/moby/client"
 )
@@ -90,6 +91,7 @@ type options struct {
 	snap           snapshotFrom   // FromSnapshot (fork.go)
 	durable        durableOptions // pause.go
 	procsIdle      bool           // WithProcessKeepAlive(false) (process_options.go)
+	engine         engine.Engine  // WithEngine (engine_option.go)
 }
 
 func defaults() *options {
@@ -115,6 +117,9 @@ func newOptions(opts []Option) (*options, error) {
 	}
 	if o.client != nil && len(o.clientOpts) > 0 {
 		return nil, fmt.Errorf("%w: WithClient and WithClientOptions exclude each other", ErrInvalidOption)
+	}
+	if err := o.checkEngine(); err != nil {
+		return nil, err
 	}
 	return o, nil
 }

@@ -8,8 +8,8 @@ import (
 	"sync/atomic"
 	"time"
 
+	"github.com/dockersandbox/sandbox/engine"
 	"github.com/dockersandbox/sandbox/internal/proto"
-	"github.com/moby/moby/client"
 )
 
 // ErrPaused: the sandbox is paused (Pause, WithAutoPause, or the engine's
@@ -110,8 +110,8 @@ func (s *DockerSandbox) Resume(ctx context.Context) error {
 	if _, err := s.change(ctx, false, func() bool { return false }); err != nil {
 		return err
 	}
-	_, err := s.cli.ContainerUnpause(ctx, s.id, client.ContainerUnpauseOptions{})
-	if err != nil && s.engineState(ctx) == "running" {
+	err := s.unpause(ctx)
+	if err != nil && !errors.Is(err, errors.ErrUnsupported) && s.engineState(ctx) == "running" {
 		err = nil // not paused, or unpaused by someone else
 	}
 	s.endChange(func() {
@@ -140,8 +140,12 @@ func (s *DockerSandbox) pause(ctx context.Context, auto bool) error {
 	if err != nil || done {
 		return err
 	}
-	_, err = s.cli.ContainerPause(ctx, s.id, client.ContainerPauseOptions{})
-	if err != nil && s.engineState(ctx) == "paused" {
+	if p, ok := s.eng.(engine.Pauser); ok {
+		err = p.Pause(ctx, s.id)
+	} else {
+		err = s.noPause()
+	}
+	if err != nil && !errors.Is(err, errors.ErrUnsupported) && s.engineState(ctx) == "paused" {
 		err = nil // paused by someone else
 	}
 	s.endChange(func() {
@@ -206,11 +210,24 @@ func (s *DockerSandbox) endChange(apply func()) {
 func (s *DockerSandbox) engineState(ctx context.Context) string {
 	ctx, cancel := context.WithTimeout(context.WithoutCancel(ctx), stateTimeout)
 	defer cancel()
-	info, err := s.cli.ContainerInspect(ctx, s.id, client.ContainerInspectOptions{})
-	if err != nil || info.Container.State == nil {
+	info, err := s.eng.Inspect(ctx, s.id)
+	if err != nil {
 		return ""
 	}
-	return string(info.Container.State.Status)
+	return string(info.State)
+}
+
+// unpause thaws the sandbox, if the engine can.
+func (s *DockerSandbox) unpause(ctx context.Context) error {
+	if p, ok := s.eng.(engine.Pauser); ok {
+		return p.Unpause(ctx, s.id)
+	}
+	return s.noPause()
+}
+
+// noPause is the error of an engine that cannot pause.
+func (s *DockerSandbox) noPause() error {
+	return fmt.Errorf("the %s engine cannot pause a sandbox: %w", s.eng.Name(), errors.ErrUnsupported)
 }
 
 // stateTimeout bounds engineState.

@@ -10,10 +10,8 @@ import (
 	"path"
 	"strings"
 
-	cerrdefs "github.com/containerd/errdefs"
 	"github.com/dockersandbox/sandbox/internal/proto"
 	"github.com/dockersandbox/sandbox/internal/tarx"
-	"github.com/moby/moby/client"
 )
 
 // ErrUnsafeArchive: Hydrate (or Persist, for what the container sent)
@@ -86,19 +84,19 @@ func (s *DockerSandbox) persistOne(ctx context.Context, tw *tar.Writer, p string
 	rel := strings.TrimPrefix(strings.TrimPrefix(p, s.opts.workingDir), "/")
 	wctx, prog, stop := watchProgress(ctx)
 	defer stop()
-	rc, err := s.cli.CopyFromContainer(wctx, s.id, client.CopyFromContainerOptions{SourcePath: p})
+	rc, err := s.eng.CopyFrom(wctx, s.id, p)
 	if err != nil {
 		err = stalled(ctx, wctx, err)
-		if cerrdefs.IsNotFound(err) && !noSuchContainer(err) {
+		if errors.Is(err, fs.ErrNotExist) {
 			return &fs.PathError{Op: "persist", Path: p, Err: fmt.Errorf("%w: %v", fs.ErrNotExist, err)}
 		}
 		return s.dockerErr("persist", err)
 	}
-	defer rc.Content.Close()
+	defer rc.Close()
 	// The archive names the tree after its base name ("workspace/..."),
 	// or "." for "/"; whatever else the container makes it say is refused.
 	base := path.Base(p)
-	checked := tarx.Check(prog.reader(rc.Content), tarx.Policy{LinksOut: true, MkdirMode: 0o755,
+	checked := tarx.Check(prog.reader(rc), tarx.Policy{LinksOut: true, MkdirMode: 0o755,
 		Rename: func(name string) (string, bool, error) {
 			name = strings.TrimPrefix(strings.TrimPrefix(name, "./"), "/")
 			switch {

@@ -9,8 +9,7 @@ import (
 	"strings"
 	"time"
 
-	"github.com/moby/moby/api/types/container"
-	"github.com/moby/moby/client"
+	"github.com/dockersandbox/sandbox/engine"
 )
 
 // Info describes a sandbox found by List.
@@ -25,21 +24,17 @@ type Info struct {
 }
 
 // List returns the library's containers (found by their labels) that f
-// selects, in the daemon's order. Only the options that choose the Docker
-// client apply (WithClient, WithClientOptions; default: the environment,
-// as for New); the others are ignored.
+// selects, in the daemon's order. Only the options that choose the engine
+// apply (WithEngine, WithClient, WithClientOptions; default: Docker from
+// the environment, as for New); the others are ignored.
 func List(ctx context.Context, f Filter, opts ...Option) ([]Info, error) {
 	if err := f.validate(); err != nil {
 		return nil, err
 	}
 	var out []Info
-	err := each(ctx, f, opts, func(cli dockerAPI, c container.Summary) error {
+	err := each(ctx, f, opts, func(_ engine.Engine, c engine.Info) error {
 		created, _ := createdAt(c.Labels) // zero when unreadable
-		name := ""
-		if len(c.Names) > 0 {
-			name = strings.TrimPrefix(c.Names[0], "/")
-		}
-		out = append(out, Info{ID: c.ID[:12], Name: name, Image: c.Image, State: string(c.State),
+		out = append(out, Info{ID: shortID(c.ID), Name: c.Name, Image: c.Image, State: string(c.State),
 			Created: created, Owner: c.Labels[LabelOwner], Labels: c.Labels})
 		return nil
 	})
@@ -60,40 +55,41 @@ func Prune(ctx context.Context, f Filter, opts ...Option) ([]string, error) {
 		return nil, fmt.Errorf("%w: Prune needs a Filter criterion (Owner, Labels, OlderThan, DeadOwners), or All", ErrInvalidOption)
 	}
 	var removed []string
-	err := each(ctx, f, opts, func(cli dockerAPI, c container.Summary) error {
-		_, err := cli.ContainerRemove(ctx, c.ID, client.ContainerRemoveOptions{Force: true, RemoveVolumes: true})
-		if err != nil && !isNotFound(err) && !removing(err) {
-			return fmt.Errorf("remove %s: %w", c.ID[:12], daemonErr(err))
+	err := each(ctx, f, opts, func(eng engine.Engine, c engine.Info) error {
+		rctx, cancel := context.WithTimeout(ctx, closeTimeout) // one being removed already is waited for
+		defer cancel()
+		if err := eng.Remove(rctx, c.ID); err != nil {
+			return fmt.Errorf("remove %s: %w", shortID(c.ID), daemonErr(err))
 		}
-		removed = append(removed, c.ID[:12])
+		removed = append(removed, shortID(c.ID))
 		return nil
 	})
 	return removed, err
 }
 
 // each calls fn for every sandbox container f selects.
-func each(ctx context.Context, f Filter, opts []Option, fn func(dockerAPI, container.Summary) error) error {
+func each(ctx context.Context, f Filter, opts []Option, fn func(engine.Engine, engine.Info) error) error {
 	o, err := newOptions(opts)
 	if err != nil {
 		return err
 	}
-	cli, own, err := connect(ctx, o)
+	eng, own, err := connect(ctx, o)
 	if err != nil {
 		return err
 	}
 	if own {
-		defer cli.Close()
+		defer eng.Close()
 	}
-	list, err := cli.ContainerList(ctx, client.ContainerListOptions{All: true, Filters: f.daemonFilters()})
+	list, err := eng.List(ctx, f.engineLabels())
 	if err != nil {
 		return fmt.Errorf("sandbox: list containers: %w", daemonErr(err))
 	}
 	host, _ := os.Hostname()
 	now := time.Now()
 	var errs []error
-	for _, c := range list.Items {
+	for _, c := range list {
 		if f.matches(c, host, now) {
-			errs = append(errs, fn(cli, c))
+			errs = append(errs, fn(eng, c))
 		}
 	}
 	return errors.Join(errs...)
@@ -118,8 +114,8 @@ const abandonedAfter = closeTimeout + startBound + 2*time.Minute + 30*time.Secon
 // that will not start it: its owner, on this host, died, or it is older
 // than abandonedAfter. Such a container never reached its owner (New
 // returns started sandboxes only), so no one can use it.
-func abandoned(ctr container.Summary, host string, now time.Time) bool {
-	if ctr.State != container.StateCreated {
+func abandoned(ctr engine.Info, host string, now time.Time) bool {
+	if ctr.State != engine.StateCreated {
 		return false
 	}
 	if deadOwner(ctr.Labels, host) {
@@ -138,20 +134,27 @@ const sweepTimeout = 5 * time.Second
 // process that died inside New (or inside a Pool's refill) leaves nothing
 // behind once the next sandbox is made on this daemon. It is best effort:
 // failures are ignored, New goes on.
-func sweepAbandoned(ctx context.Context, cli dockerAPI) {
+func sweepAbandoned(ctx context.Context, eng engine.Engine) {
 	ctx, cancel := context.WithTimeout(context.WithoutCancel(ctx), sweepTimeout)
 	defer cancel()
-	list, err := cli.ContainerList(ctx, client.ContainerListOptions{
-		All: true, Filters: make(client.Filters).Add("label", LabelSandbox+"=true").Add("status", string(container.StateCreated)),
-	})
+	list, err := eng.List(ctx, map[string]string{LabelSandbox: "true"})
 	if err != nil {
 		return
 	}
 	host, _ := os.Hostname()
 	now := time.Now()
-	for _, c := range list.Items {
+	for _, c := range list {
 		if abandoned(c, host, now) {
-			_, _ = cli.ContainerRemove(ctx, c.ID, client.ContainerRemoveOptions{Force: true, RemoveVolumes: true})
+			_ = eng.Remove(ctx, c.ID)
 		}
 	}
+}
+
+// shortID returns the first 12 characters of a Docker container ID; other
+// engines' IDs (a pod's name) as they are.
+func shortID(id string) string {
+	if len(id) == 64 && strings.Trim(id, "0123456789abcdef") == "" {
+		return id[:12]
+	}
+	return id
 }

@@ -8,6 +8,7 @@ import (
 	"sync/atomic"
 	"time"
 
+	"github.com/dockersandbox/sandbox/engine"
 	"github.com/dockersandbox/sandbox/internal/helperbin"
 	"github.com/moby/moby/api/types/container"
 	"github.com/moby/moby/client"
@@ -18,8 +19,9 @@ import (
 type DockerSandbox struct {
 	id        string
 	opts      *options
-	cli       dockerAPI
-	ownClient bool
+	eng       engine.Engine // the engine the sandbox runs on
+	dock      *dockerEngine // eng, when it is the Docker one; else nil
+	ownEngine bool          // Close and Detach close eng
 
 	closed    atomic.Bool
 	closeMu   sync.Mutex
@@ -27,7 +29,7 @@ type DockerSandbox struct {
 	closing   *closeCall    // the Close in flight, shared by concurrent callers
 	removeFor time.Duration // bound of Close's Docker calls; 0: closeTimeout
 
-	podman bool // the engine is Podman (see isPodman)
+	podman bool // the engine is Podman's Docker API (see isPodman)
 
 	chMu      sync.Mutex
 	ch        *channel // the shared channel to the helper, opened on first use
@@ -63,50 +65,54 @@ func New(ctx context.Context, opts ...Option) (*DockerSandbox, error) {
 }
 
 // open validates the options, connects, and makes the sandbox with mk; the
-// sandbox owns the client if open created it, else it is closed on failure.
-func open(ctx context.Context, opts []Option, mk func(context.Context, dockerAPI, *options) (*DockerSandbox, error)) (*DockerSandbox, error) {
+// sandbox owns the engine if open created it, else it is closed on failure.
+func open(ctx context.Context, opts []Option, mk func(context.Context, engine.Engine, *options) (*DockerSandbox, error)) (*DockerSandbox, error) {
 	o, err := newOptions(opts)
 	if err != nil {
 		return nil, err
 	}
-	cli, own, err := connect(ctx, o)
+	eng, own, err := connect(ctx, o)
 	if err != nil {
 		return nil, err
 	}
-	s, err := mk(ctx, cli, o)
+	s, err := mk(ctx, eng, o)
 	if err != nil {
 		if own {
-			cli.Close()
+			eng.Close()
 		}
 		return nil, daemonErr(err)
 	}
-	s.ownClient = own
+	s.ownEngine = own
 	s.armAutoPause()
 	return s, nil
 }
 
-// connect returns the Docker client to use, pinged and with its API
-// version negotiated.
-func connect(ctx context.Context, o *options) (dockerAPI, bool, error) {
+// connect returns the engine to use: WithEngine's, or Docker's (its client
+// pinged, with its API version negotiated); own is true when connect made it.
+func connect(ctx context.Context, o *options) (eng engine.Engine, own bool, err error) {
+	if o.engine != nil {
+		return o.engine, false, nil
+	}
 	if o.client != nil {
 		if _, err := o.client.Ping(ctx, client.PingOptions{NegotiateAPIVersion: true}); err != nil {
 			return nil, false, fmt.Errorf("%w: %v", ErrDaemonUnreachable, err)
 		}
-		return o.client, false, nil
+		return newDockerEngine(ctx, o.client, false), false, nil
 	}
-	opts := o.clientOpts
-	if len(opts) == 0 {
-		opts = []client.Opt{client.FromEnv}
-	}
-	cli, err := client.New(opts...)
+	cli, err := dial(ctx, o.clientOpts)
 	if err != nil {
-		return nil, false, fmt.Errorf("%w: %v", ErrDaemonUnreachable, err)
+		return nil, false, err
 	}
-	if _, err := cli.Ping(ctx, client.PingOptions{NegotiateAPIVersion: true}); err != nil {
-		cli.Close()
-		return nil, false, fmt.Errorf("%w: %v", ErrDaemonUnreachable, err)
+	return newDockerEngine(ctx, cli, true), true, nil
+}
+
+// newSandbox returns the handle of the sandbox id on eng.
+func newSandbox(id string, o *options, eng engine.Engine) *DockerSandbox {
+	s := &DockerSandbox{id: id, opts: o, eng: eng}
+	if d, ok := eng.(*dockerEngine); ok {
+		s.dock, s.podman = d, d.podman
 	}
-	return cli, true, nil
+	return s
 }
 
 // startBound bounds what New does between creating the container and
@@ -119,12 +125,36 @@ const startBound = 2 * time.Minute
 // right after ContainerCreate: a test process crashes itself there.
 var afterCreate func(id string)
 
-// create makes the container; on failure it removes what it made. When
-// the engine refuses to start it because a default resource limit exceeds
-// what its host allows (Podman's default nofile and nproc, say), it tries
-// again with that limit set lower (see adaptUlimits; at most four times).
-func create(ctx context.Context, cli dockerAPI, o *options) (*DockerSandbox, error) {
-	arch, err := ensureImage(ctx, cli, o)
+// create makes the sandbox: on Docker the container, as createDocker
+// does; on another engine, by the engine's Create.
+func create(ctx context.Context, eng engine.Engine, o *options) (*DockerSandbox, error) {
+	d, ok := eng.(*dockerEngine)
+	if !ok {
+		return createOn(ctx, eng, o)
+	}
+	return createDocker(ctx, d, o)
+}
+
+// createOn makes the sandbox with a non-Docker engine, which refuses the
+// Docker-only options.
+func createOn(ctx context.Context, eng engine.Engine, o *options) (*DockerSandbox, error) {
+	if err := o.neutral(eng.Name()); err != nil {
+		return nil, err
+	}
+	info, err := eng.Create(ctx, o.spec())
+	if err != nil {
+		return nil, fmt.Errorf("sandbox: create on %s: %w", eng.Name(), daemonErr(err))
+	}
+	return newSandbox(info.ID, o, eng), nil
+}
+
+// createDocker makes the container; on failure it removes what it made.
+// When the engine refuses to start it because a default resource limit
+// exceeds what its host allows (Podman's default nofile and nproc, say),
+// it tries again with that limit set lower (see adaptUlimits; at most four
+// times).
+func createDocker(ctx context.Context, d *dockerEngine, o *options) (*DockerSandbox, error) {
+	arch, err := ensureImage(ctx, d.cli, o)
 	if err != nil {
 		return nil, err
 	}
@@ -132,13 +162,12 @@ func create(ctx context.Context, cli dockerAPI, o *options) (*DockerSandbox, err
 	if err != nil {
 		return nil, fmt.Errorf("sandbox: image %s: %w", o.image, err)
 	}
-	podman := isPodman(ctx, cli)
-	sweepAbandoned(ctx, cli)
-	cfg, host := o.containerConfig()
+	sweepAbandoned(ctx, d)
+	sp, cfg, host := o.containerConfig()
 	tries := map[string]int{} // limits New set after a refusal, by name
 	for {
 		cfg.Labels[LabelCreated] = time.Now().UTC().Format(time.RFC3339)
-		s, err := createOnce(ctx, cli, o, cfg, host, bin, podman)
+		s, err := createOnce(ctx, d, o, sp, cfg, host, bin)
 		if err == nil {
 			return s, nil
 		}
@@ -150,19 +179,12 @@ func create(ctx context.Context, cli dockerAPI, o *options) (*DockerSandbox, err
 }
 
 // createOnce creates and starts the container.
-func createOnce(ctx context.Context, cli dockerAPI, o *options, cfg *container.Config, host *container.HostConfig, bin []byte, podman bool) (*DockerSandbox, error) {
-	// Not cancelled midway: a container the daemon made but whose ID never
-	// reached us would leak.
-	cctx, cancel := context.WithTimeout(context.WithoutCancel(ctx), closeTimeout)
-	created, err := cli.ContainerCreate(cctx, client.ContainerCreateOptions{Config: cfg, HostConfig: host, Name: o.name})
-	cancel()
+func createOnce(ctx context.Context, d *dockerEngine, o *options, sp *engine.Spec, cfg *container.Config, host *container.HostConfig, bin []byte) (*DockerSandbox, error) {
+	id, err := d.createContainer(ctx, cfg, host, o.name)
 	if err != nil {
-		return nil, fmt.Errorf("sandbox: create container: %w", daemonErr(err))
+		return nil, fmt.Errorf("sandbox: %w", daemonErr(err))
 	}
-	if afterCreate != nil {
-		afterCreate(created.ID)
-	}
-	s := &DockerSandbox{id: created.ID, opts: o, cli: cli, podman: podman}
+	s := newSandbox(id, o, d)
 	if err := ctx.Err(); err != nil {
 		if rmErr := s.remove(); rmErr != nil {
 			err = errors.Join(err, rmErr)
@@ -177,29 +199,18 @@ func createOnce(ctx context.Context, cli dockerAPI, o *options, cfg *container.C
 	}
 	sctx, cancel := context.WithTimeout(ctx, startBound)
 	defer cancel()
-	uid, gid, err := resolveUser(sctx, cli, s.id, o.user)
-	if err != nil {
+	if err := d.prepareAndStart(sctx, s.id, sp, bin); err != nil {
 		return fail(fmt.Errorf("sandbox: %w", daemonErr(err)))
 	}
-	if err := prepareFS(sctx, cli, s.id, o, bin, uid, gid); err != nil {
-		return fail(fmt.Errorf("sandbox: %w", daemonErr(err)))
-	}
-	if _, err := cli.ContainerStart(sctx, s.id, client.ContainerStartOptions{}); err != nil {
-		return fail(fmt.Errorf("sandbox: start container: %w", daemonErr(err)))
-	}
-	if err := restoreVolumes(sctx, cli, s.id, o.image, o.snap.volumes); err != nil {
+	if err := restoreVolumes(sctx, d.cli, s.id, o.image, o.snap.volumes); err != nil {
 		return fail(fmt.Errorf("sandbox: %w", daemonErr(err)))
 	}
 	return s, nil
 }
 
-// ID returns the container's short ID (12 hex characters).
-func (s *DockerSandbox) ID() string {
-	if len(s.id) > 12 {
-		return s.id[:12]
-	}
-	return s.id
-}
+// ID returns the container's short ID (12 hex characters), or the ID of
+// the sandbox on another engine as that engine gives it (a pod's name).
+func (s *DockerSandbox) ID() string { return shortID(s.id) }
 
 // WorkingDir returns the directory commands run in and relative paths
 // resolve against.
@@ -250,8 +261,8 @@ func (s *DockerSandbox) Close() error {
 	s.closing = nil
 	s.closeDone = c.err == nil
 	s.closeMu.Unlock()
-	if c.err == nil && s.ownClient {
-		_ = s.cli.Close() // it only drops idle connections
+	if c.err == nil && s.ownEngine {
+		_ = s.eng.Close() // Docker's only drops idle connections
 	}
 	close(c.done)
 	return c.err
@@ -286,18 +297,11 @@ func (s *DockerSandbox) remove() error {
 	defer cancel()
 	rctx, rcancel := context.WithTimeout(ctx, bound-min(removeSettle, bound/2))
 	defer rcancel()
-	_, err := s.cli.ContainerKill(rctx, s.id, client.ContainerKillOptions{Signal: "KILL"})
+	err := s.eng.Remove(rctx, s.id)
 	switch {
-	case isNotFound(err):
+	case err == nil:
 		return nil
-	case client.IsErrConnectionFailed(err):
-		return fmt.Errorf("sandbox: remove container %s: %w", s.ID(), daemonErr(err))
-	}
-	_, err = s.cli.ContainerRemove(rctx, s.id, client.ContainerRemoveOptions{Force: true, RemoveVolumes: true})
-	switch {
-	case err == nil || isNotFound(err):
-		return nil
-	case removing(err) || errors.Is(err, context.DeadlineExceeded):
+	case errors.Is(err, context.DeadlineExceeded):
 		return s.awaitRemoval(ctx, err)
 	}
 	return fmt.Errorf("sandbox: remove container %s: %w", s.ID(), daemonErr(err))
@@ -308,23 +312,23 @@ func (s *DockerSandbox) remove() error {
 func (s *DockerSandbox) awaitRemoval(ctx context.Context, cause error) error {
 	state := "" // as the daemon last said; "" while it has not answered
 	for {
-		info, err := s.cli.ContainerInspect(ctx, s.id, client.ContainerInspectOptions{})
+		info, err := s.eng.Inspect(ctx, s.id)
 		switch {
-		case isNotFound(err):
+		case errors.Is(err, engine.ErrNotFound):
 			return nil
-		case err == nil && info.Container.State != nil:
-			state = string(info.Container.State.Status)
+		case err == nil && info.State != engine.StateUnknown:
+			state = string(info.State)
 		case err == nil:
 			state = "unknown"
-		case client.IsErrConnectionFailed(err):
+		case errors.Is(err, engine.ErrUnreachable):
 			return fmt.Errorf("sandbox: remove container %s: %w", s.ID(), daemonErr(err))
 		}
 		select {
 		case <-ctx.Done():
-			switch container.ContainerState(state) {
+			switch engine.State(state) {
 			case "":
 				return fmt.Errorf("sandbox: remove container %s: %w: no answer within %v (%v)", s.ID(), ErrDaemonUnreachable, s.closeBound(), cause)
-			case container.StateRemoving, container.StateDead:
+			case engine.StateRemoving, engine.StateDead:
 				return fmt.Errorf("sandbox: remove container %s: %w (state %q after %v); the daemon goes on removing it, and Close again waits for that",
 					s.ID(), ErrStillRemoving, state, s.closeBound())
 			}
@@ -338,8 +342,8 @@ func (s *DockerSandbox) awaitRemoval(ctx context.Context, cause error) error {
 func (s *DockerSandbox) stop() error {
 	ctx, cancel := context.WithTimeout(context.Background(), s.closeBound())
 	defer cancel()
-	err := s.stopContainer(ctx, 5) // also a paused one (stop.go)
-	if err != nil && !isNotFound(err) {
+	err := s.stopContainer(ctx, stopTimeout) // also a paused one (stop.go)
+	if err != nil && !errors.Is(err, engine.ErrNotFound) {
 		if errors.Is(err, context.DeadlineExceeded) {
 			err = fmt.Errorf("%w: no answer within %v", ErrDaemonUnreachable, s.closeBound())
 		}

@@ -224,7 +224,11 @@ func (s *DockerSandbox) Snapshot(ctx context.Context, opts ...SnapshotOption) (*
 		ctx, cancel = context.WithTimeout(ctx, time.Duration(snapshotBound.Load()))
 		defer cancel()
 	}
-	cli, err := snapshotClient(s.cli)
+	d, err := dockerOf(s.eng, "Snapshot")
+	if err != nil {
+		return nil, err
+	}
+	cli, err := snapshotClient(d.cli)
 	if err != nil {
 		return nil, err
 	}
@@ -441,6 +445,8 @@ func removeImageQuietly(cli snapshotAPI, id string) {
 // connOptions returns the options that reach the sandbox's engine.
 func (s *DockerSandbox) connOptions() []Option {
 	switch {
+	case s.opts.engine != nil:
+		return []Option{WithEngine(s.opts.engine)}
 	case s.opts.client != nil:
 		return []Option{WithClient(s.opts.client)}
 	case len(s.opts.clientOpts) > 0:
@@ -474,14 +480,18 @@ func withSnapshotClient(ctx context.Context, opts []Option, fn func(snapshotAPI)
 	if err != nil {
 		return err
 	}
-	cli, own, err := connect(ctx, o)
+	eng, own, err := connect(ctx, o)
 	if err != nil {
 		return err
 	}
 	if own {
-		defer cli.Close()
+		defer eng.Close()
 	}
-	sc, err := snapshotClient(cli)
+	d, err := dockerOf(eng, "a snapshot")
+	if err != nil {
+		return err
+	}
+	sc, err := snapshotClient(d.cli)
 	if err != nil {
 		return err
 	}

@@ -120,6 +120,8 @@ func connOnly(opts []Option) []Option {
 		return nil
 	}
 	switch {
+	case o.engine != nil:
+		return []Option{WithEngine(o.engine)}
 	case o.client != nil:
 		return []Option{WithClient(o.client)}
 	case len(o.clientOpts) > 0:

@@ -2,10 +2,11 @@ package sandbox
 
 import (
 	"context"
+	"errors"
 	"fmt"
 	"time"
 
-	"github.com/moby/moby/client"
+	"github.com/dockersandbox/sandbox/engine"
 )
 
 // WithStart makes Attach start a stopped sandbox (see Stop) before it
@@ -19,7 +20,7 @@ func WithStart() Option {
 
 // stopTimeout is how long Stop lets the helper end before the engine kills
 // the container (the helper exits at once on SIGTERM).
-const stopTimeout = 5
+const stopTimeout = 5 * time.Second
 
 // Stop stops the sandbox and keeps its container, its files and this
 // handle. Every process in it ends: commands running, and the helper (PID
@@ -36,11 +37,14 @@ const stopTimeout = 5
 func (s *DockerSandbox) Stop(ctx context.Context) error {
 	ctx, cancel := bounded(ctx)
 	defer cancel()
-	info, err := s.cli.ContainerInspect(ctx, s.id, client.ContainerInspectOptions{})
+	if _, err := s.stopper(); err != nil {
+		return err
+	}
+	info, err := s.eng.Inspect(ctx, s.id)
 	if err != nil {
 		return s.dockerErr("stop", err)
 	}
-	if h := info.Container.HostConfig; h != nil && h.AutoRemove {
+	if info.RemoveOnExit {
 		return fmt.Errorf("%w: sandbox %s is removed by the engine when it stops (a lifetime or idle timeout with auto-remove on): make it WithAutoRemove(false) to stop and start it", ErrInvalidOption, s.ID())
 	}
 	done, err := s.change(ctx, true, func() bool { return s.life.stopped })
@@ -54,7 +58,7 @@ func (s *DockerSandbox) Stop(ctx context.Context) error {
 	}
 	s.chMu.Unlock()
 	err = s.stopContainer(ctx, stopTimeout)
-	if err != nil && !isNotFound(err) {
+	if err != nil && !errors.Is(err, engine.ErrNotFound) {
 		if st := s.engineState(ctx); st == "exited" || st == "created" {
 			err = nil
 		}
@@ -87,7 +91,12 @@ func (s *DockerSandbox) Restart(ctx context.Context) error {
 	if err != nil || done {
 		return err
 	}
-	_, err = s.cli.ContainerStart(ctx, s.id, client.ContainerStartOptions{})
+	st, err := s.stopper()
+	if err != nil {
+		s.endChange(func() {})
+		return err
+	}
+	err = st.Start(ctx, s.id)
 	s.endChange(func() {
 		if err == nil {
 			s.life.stopped = false
@@ -103,16 +112,31 @@ func (s *DockerSandbox) Restart(ctx context.Context) error {
 // stopContainer stops the container, also a paused one: Podman 4.3 refuses
 // to stop a paused container ("container state improper"), so it is
 // resumed first (its helper then exits at once on the stop signal).
-func (s *DockerSandbox) stopContainer(ctx context.Context, timeout int) error {
-	if s.life.frozen.Load() {
-		_, _ = s.cli.ContainerUnpause(ctx, s.id, client.ContainerUnpauseOptions{})
+func (s *DockerSandbox) stopContainer(ctx context.Context, grace time.Duration) error {
+	st, err := s.stopper()
+	if err != nil {
+		return err
 	}
-	_, err := s.cli.ContainerStop(ctx, s.id, client.ContainerStopOptions{Timeout: &timeout})
-	if err != nil && !isNotFound(err) && s.engineState(ctx) == "paused" { // paused from outside
-		_, _ = s.cli.ContainerUnpause(ctx, s.id, client.ContainerUnpauseOptions{})
-		_, err = s.cli.ContainerStop(ctx, s.id, client.ContainerStopOptions{Timeout: &timeout})
+	p, canPause := s.eng.(engine.Pauser)
+	if canPause && s.life.frozen.Load() {
+		_ = p.Unpause(ctx, s.id)
+	}
+	err = st.Stop(ctx, s.id, grace)
+	if err != nil && canPause && !errors.Is(err, engine.ErrNotFound) && s.engineState(ctx) == "paused" { // paused from outside
+		_ = p.Unpause(ctx, s.id)
+		err = st.Stop(ctx, s.id, grace)
 	}
 	return err
+}
+
+// stopper returns the engine as an engine.Stopper, or an error wrapping
+// errors.ErrUnsupported.
+func (s *DockerSandbox) stopper() (engine.Stopper, error) {
+	st, ok := s.eng.(engine.Stopper)
+	if !ok {
+		return nil, fmt.Errorf("sandbox %s: the %s engine cannot stop and start a sandbox: %w", s.ID(), s.eng.Name(), errors.ErrUnsupported)
+	}
+	return st, nil
 }
 
 // Stopped reports whether the sandbox is stopped, as this handle knows it.
@@ -124,8 +148,12 @@ func (s *DockerSandbox) Stopped() bool {
 
 // startStopped starts, for Attach WithStart, a sandbox container that ran
 // and stopped.
-func startStopped(ctx context.Context, cli dockerAPI, id string) error {
-	if _, err := cli.ContainerStart(ctx, id, client.ContainerStartOptions{}); err != nil {
+func startStopped(ctx context.Context, eng engine.Engine, id string) error {
+	st, ok := eng.(engine.Stopper)
+	if !ok {
+		return fmt.Errorf("sandbox: attach %s: the %s engine cannot start a stopped sandbox: %w", id, eng.Name(), errors.ErrUnsupported)
+	}
+	if err := st.Start(ctx, id); err != nil {
 		return fmt.Errorf("sandbox: attach %s: start: %w", id, daemonErr(err))
 	}
 	return nil

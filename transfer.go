@@ -7,14 +7,12 @@ import (
 	"fmt"
 	"io/fs"
 	"path"
-	"strings"
 	"sync/atomic"
 	"time"
 
-	cerrdefs "github.com/containerd/errdefs"
+	"github.com/dockersandbox/sandbox/engine"
 	"github.com/dockersandbox/sandbox/internal/proto"
 	"github.com/dockersandbox/sandbox/internal/tarx"
-	"github.com/moby/moby/client"
 )
 
 // FileUpload is one file for UploadFiles.
@@ -199,7 +197,7 @@ func (s *DockerSandbox) putTar(ctx context.Context, p string, content []byte, ui
 	}
 	wctx, prog, stop := watchProgress(ctx)
 	defer stop()
-	_, err = s.cli.CopyToContainer(wctx, s.id, client.CopyToContainerOptions{DestinationPath: path.Dir(p), Content: prog.reader(archive)})
+	err = s.eng.CopyTo(wctx, s.id, path.Dir(p), prog.reader(archive))
 	if err == nil {
 		return nil
 	}
@@ -207,15 +205,15 @@ func (s *DockerSandbox) putTar(ctx context.Context, p string, content []byte, ui
 		return err
 	}
 	switch {
-	case noSuchContainer(err):
+	case errors.Is(err, engine.ErrNotFound):
 		return s.dockerErr("upload", err)
-	case cerrdefs.IsNotFound(err):
+	case errors.Is(err, fs.ErrNotExist):
 		return fmt.Errorf("%w: %v", fs.ErrNotExist, err)
-	case strings.Contains(err.Error(), "cannot overwrite directory"):
+	case errors.Is(err, engine.ErrIsDir):
 		return ErrIsDir
-	case strings.Contains(err.Error(), "no space left on device"): // the daemon's extraction failed
+	case errors.Is(err, ErrNoSpace): // the engine's extraction failed
 		return fmt.Errorf("%w: %v", ErrNoSpace, err)
-	case cerrdefs.IsPermissionDenied(err):
+	case errors.Is(err, fs.ErrPermission):
 		return fmt.Errorf("%w: %v", fs.ErrPermission, err)
 	}
 	return s.dockerErr("upload", err)
@@ -280,18 +278,18 @@ func (s *DockerSandbox) DownloadFiles(ctx context.Context, paths []string) ([]Fi
 func (s *DockerSandbox) getFile(ctx context.Context, p string) ([]byte, error) {
 	wctx, prog, stop := watchProgress(ctx)
 	defer stop()
-	rc, err := s.cli.CopyFromContainer(wctx, s.id, client.CopyFromContainerOptions{SourcePath: p})
+	rc, err := s.eng.CopyFrom(wctx, s.id, p)
 	if err != nil {
 		if err := stalled(ctx, wctx, err); err == errArchiveStalled {
 			return nil, err
 		}
-		if cerrdefs.IsNotFound(err) && !noSuchContainer(err) {
+		if errors.Is(err, fs.ErrNotExist) {
 			return nil, fmt.Errorf("%w: %v", fs.ErrNotExist, err)
 		}
 		return nil, s.dockerErr("download", err)
 	}
-	defer rc.Content.Close()
-	content, err := tarx.ReadFile(prog.reader(rc.Content), s.opts.maxDownload)
+	defer rc.Close()
+	content, err := tarx.ReadFile(prog.reader(rc), s.opts.maxDownload)
 	err = stalled(ctx, wctx, err)
 	switch {
 	case errors.Is(err, tarx.ErrIsDir):

@@ -12,7 +12,7 @@ import (
 	"github.com/dockersandbox/sandbox/internal/proto"
 )
 
-const usage = "usage: sandbox-helper init [-lifetime d] [-idle d] | call | serve | reap | version"
+const usage = "usage: sandbox-helper init [-lifetime d] [-idle d] | call | serve | reap | install DEST [UID:GID [DIR...]] | untar DIR | tar PATH | version"
 
 func main() {
 	if len(os.Args) < 2 {
@@ -40,6 +40,8 @@ func main() {
 		os.Exit(helper.ProcExec())
 	case helper.ReapMode:
 		os.Exit(helper.Reap())
+	case helper.InstallMode, helper.UntarMode, helper.TarMode:
+		os.Exit(fileMode(os.Args[1:]))
 	case "version":
 		fmt.Println(proto.Version)
 	default:
