@@ -68,6 +68,13 @@ const procMuxOp = "proc_mux"
 // multiplexed connection.
 const maxMuxRequests = 256
 
+// muxBusy is how many requests a serving helper keeps in flight on its
+// multiplexed connection at most; more (many waits at once, each up to
+// proto.MaxProcWait) take a connection of their own each, as before: the
+// helper never reaches PID 1's bound, so a request never waits behind
+// others.
+const muxBusy = maxMuxRequests / 2
+
 // serveMux serves a multiplexed connection whose opening request was read.
 func (t *procTable) serveMux(c *net.UnixConn, fr *proto.Reader, fw *proto.Writer) {
 	ctx, cancelAll := context.WithCancel(context.Background())
@@ -296,12 +303,18 @@ func (mc *muxConn) readLoop() {
 
 // do sends req (with a write's data) and relays its output to send until
 // its Result.
+// It returns nil, having sent nothing, when muxBusy requests are in
+// flight: the caller then uses a connection of its own.
 func (mc *muxConn) do(ctx context.Context, req proto.Request, body, data []byte, send func(proto.Kind, []byte) error) *proto.Result {
 	call := &muxCall{op: req.Op, frames: make(chan proto.Frame, 4), gone: make(chan struct{})}
 	mc.mu.Lock()
 	if mc.err != nil || isClosed(mc.done) {
 		mc.mu.Unlock()
 		return forwardErr(ctx, fmt.Errorf("the connection broke: %v", mc.err))
+	}
+	if len(mc.calls) >= muxBusy {
+		mc.mu.Unlock()
+		return nil
 	}
 	mc.next++
 	id := mc.next

@@ -164,7 +164,9 @@ func forwardProc(ctx context.Context, req proto.Request, in io.Reader, send func
 		if err != nil {
 			return failure(err)
 		}
-		return mc.do(ctx, req, body, data, send)
+		if res := mc.do(ctx, req, body, data, send); res != nil {
+			return res
+		}
 	}
 	var d net.Dialer
 	c, err := d.DialContext(ctx, "unix", procSocketPath())
