@@ -53,12 +53,9 @@ func announceRequest(op string) {
 	announce()
 }
 
-// multiplexed reports whether the helper has a multiplexed connection.
-func (pc *procClient) multiplexed() bool {
-	pc.mu.Lock()
-	defer pc.mu.Unlock()
-	return pc.conn != nil && !isClosed(pc.conn.done)
-}
+// multiplexed reports whether the helper has a multiplexed connection. It
+// takes no lock (the serve loop calls it; a dial holds pc.mu).
+func (pc *procClient) multiplexed() bool { return pc.up.Load() }
 
 // procMuxOp opens a multiplexed connection (internal to the helper: the
 // library never sends it).
@@ -168,6 +165,7 @@ type procClient struct {
 	mu     sync.Mutex
 	conn   *muxConn // nil until dialed, and after it broke
 	legacy bool     // PID 1 predates the multiplexed connection
+	up     atomic.Bool
 }
 
 // muxConn is one multiplexed connection and its requests in flight.
@@ -225,7 +223,8 @@ func (pc *procClient) get(ctx context.Context) (*muxConn, error) {
 		return nil, err
 	}
 	pc.conn = mc
-	go mc.readLoop()
+	pc.up.Store(true)
+	go mc.readLoop(func() { pc.up.Store(false) })
 	return mc, nil
 }
 
@@ -262,8 +261,9 @@ func dialMux(ctx context.Context) (*muxConn, error) {
 }
 
 // readLoop hands PID 1's frames to their requests until the connection
-// ends; frames of requests that stopped waiting are dropped.
-func (mc *muxConn) readLoop() {
+// ends, then calls ended; frames of requests that stopped waiting are
+// dropped.
+func (mc *muxConn) readLoop(ended func()) {
 	var err error
 	for {
 		var f proto.Frame
@@ -295,6 +295,7 @@ func (mc *muxConn) readLoop() {
 		}
 	}
 	mc.c.Close()
+	ended() // before done: a new connection is dialed only after done
 	mc.mu.Lock()
 	mc.err = err
 	close(mc.done)
