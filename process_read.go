@@ -124,29 +124,34 @@ func (p *Process) readOnce(ctx context.Context, cursor int64, max int, until tim
 // the output ends (the process exited), ctx ends, or a write to w fails,
 // and returns the cursor after the last byte written. It holds at most
 // MaxProcessRead bytes at a time. Output that the log dropped before it
-// was read (a w slower than the process) is skipped.
+// was read (a w slower than the process) is skipped, and Follow goes on;
+// when it returns, its error then includes an *OutputDroppedError
+// (errors.Is(err, ErrOutputDropped)) that counts the bytes skipped, alone
+// when the output ended, else joined to the error that ended it.
 func (p *Process) Follow(ctx context.Context, cursor int64, w io.Writer) (int64, error) {
 	if cursor < 0 {
 		return cursor, fmt.Errorf("sandbox: negative read cursor %d", cursor)
 	}
 	var buf []byte
+	var drops dropTally // process_dropped.go
 	for {
 		if err := ctx.Err(); err != nil {
-			return cursor, err
+			return cursor, drops.join(err)
 		}
 		out, err := p.readOnce(ctx, cursor, MaxProcessRead, time.Now().Add(proto.MaxProcWait), buf)
 		if err != nil {
-			return cursor, err
+			return cursor, drops.join(err)
 		}
+		drops.add(out)
 		buf = out.Data
 		if len(out.Data) > 0 {
 			if _, err := w.Write(out.Data); err != nil {
-				return out.Cursor, err
+				return out.Cursor, drops.join(err)
 			}
 		}
 		cursor = out.Next
 		if out.Done {
-			return cursor, nil
+			return cursor, drops.join(nil)
 		}
 	}
 }

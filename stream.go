@@ -42,6 +42,7 @@ type stream struct {
 	opened  bool
 	open    proto.StreamOpen
 	buf     [][]byte     // data from the helper, not yet read
+	off     int          // what was read of buf[0]
 	allowed int          // bytes the helper may still send
 	unacked int          // bytes read and not yet granted again
 	eof     bool         // the helper half-closed
@@ -221,6 +222,8 @@ func (st *stream) frame(f proto.Frame) error {
 		st.allowed -= len(f.Payload)
 		if len(f.Payload) > 0 && !st.closed {
 			st.buf = append(st.buf, f.Payload)
+		} else {
+			proto.ReleaseData(f.Payload)
 		}
 		poke(st.rwake)
 	case proto.KindEOF:
@@ -259,12 +262,12 @@ func (st *stream) read(p []byte, dl *deadline) (int, error) {
 			return 0, net.ErrClosed
 		}
 		if len(st.buf) > 0 {
-			n := copy(p, st.buf[0])
-			if n == len(st.buf[0]) {
+			n := copy(p, st.buf[0][st.off:])
+			if st.off += n; st.off == len(st.buf[0]) {
+				proto.ReleaseData(st.buf[0]) // read: the read loop's next frame may take it
 				st.buf[0] = nil
 				st.buf = st.buf[1:]
-			} else {
-				st.buf[0] = st.buf[0][n:]
+				st.off = 0
 			}
 			grant := st.consumedLocked(n)
 			st.mu.Unlock()
@@ -461,7 +464,7 @@ func (st *stream) close() {
 		return
 	}
 	st.closed = true
-	st.buf = nil
+	st.buf, st.off = nil, 0
 	close(st.closedC)
 }
 

@@ -33,6 +33,7 @@ func main() {
 	n := flag.Int("n", 20, "iterations per operation")
 	load := flag.Bool("load", false, "also measure throughput: 200 concurrent Executes on one sandbox, 50 sandboxes alive at once")
 	durable := flag.Bool("durable", false, "also measure snapshot_100m, fork_10, persist_100m, hydrate_100m beside docker commit, ten New, docker cp out and in")
+	only := flag.String("only", "", "run only these comma-separated groups: "+strings.Join(onlyGroups, ", "))
 	rssChild := flag.Bool("rss-child", false, "internal: run only the 256 MiB output measurement")
 	flag.Usage = usage
 	flag.Parse()
@@ -50,6 +51,9 @@ func main() {
 	b := &bench{cli: cli, n: *n, opts: []sandbox.Option{
 		sandbox.WithImage(*image), sandbox.WithClient(cli), sandbox.WithPullPolicy(sandbox.PullNever),
 	}}
+	if runOnly(ctx, b, *only) {
+		return
+	}
 
 	out := map[string]any{}
 	fastest, err := b.operations(ctx, true)

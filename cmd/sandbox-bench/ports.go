@@ -11,6 +11,7 @@ import (
 	"time"
 
 	"github.com/dockersandbox/sandbox"
+	"github.com/moby/moby/api/pkg/stdcopy"
 	"github.com/moby/moby/api/types/container"
 	"github.com/moby/moby/api/types/network"
 	"github.com/moby/moby/client"
@@ -21,15 +22,45 @@ import (
 // server in the sandbox), "forward_mb_s" (MB/s of 256 MiB read from a
 // server in the sandbox through Forward, from a host TCP connection to
 // 127.0.0.1), "published_port_mb_s" (the same transfer through a port the
-// engine publishes on 127.0.0.1) and "forward_ratio" (the first over the
-// second). Throughputs are medians of three transfers.
+// engine publishes on 127.0.0.1), "forward_ratio" (the first over the
+// second) and "exec_stream_mb_s" (the same bytes read by `cat` on a plain
+// engine exec, with the SDK: what the engine's exec stream, which Forward
+// rides, carries at most). The server sends a file (cat, or Python's
+// sendfile), not a generator: busybox head writes in small pieces and was
+// the limit of the published port. Throughputs are medians of three
+// transfers.
 const (
 	portsEcho     = 9001
 	portsSource   = 9000
 	portsBytes    = 256 << 20
 	portsRounds   = 3
 	portsRTTCount = 10 // round trips per iteration
+	portsFile     = "/tmp/bench-ports-source"
 )
+
+// execStream reads portsFile with cat on an engine exec of its own and
+// returns the rate in MB/s.
+func execStream(ctx context.Context, cli *client.Client, id string) (float64, error) {
+	ex, err := cli.ExecCreate(ctx, id, client.ExecCreateOptions{AttachStdout: true, AttachStderr: true, Cmd: []string{"cat", portsFile}})
+	if err != nil {
+		return 0, err
+	}
+	start := time.Now()
+	att, err := cli.ExecAttach(ctx, ex.ID, client.ExecAttachOptions{})
+	if err != nil {
+		return 0, err
+	}
+	defer att.Close()
+	n, err := stdcopy.StdCopy(io.Discard, io.Discard, att.Reader)
+	took := time.Since(start)
+	if err != nil {
+		return 0, err
+	}
+	if n != portsBytes {
+		return 0, fmt.Errorf("read %d bytes, want %d", n, portsBytes)
+	}
+	return math.Round(float64(n)/took.Seconds()/1e6*10) / 10, nil
+}
 
 // addPorts adds the port measurements to out.
 func (b *bench) addPorts(ctx context.Context, out map[string]any) {
@@ -55,7 +86,10 @@ func (b *bench) ports(ctx context.Context) (map[string]any, error) {
 	// Servers on every address (the published port arrives on the
 	// container's own), with busybox nc or else python3.
 	echo := fmt.Sprintf("nc -ll -p %d -e cat", portsEcho)
-	source := fmt.Sprintf("nc -ll -p %d -e head -c %d /dev/zero", portsSource, portsBytes)
+	if _, err := sb.Execute(ctx, fmt.Sprintf("head -c %d /dev/zero > %s", portsBytes, portsFile)); err != nil {
+		return nil, err
+	}
+	source := fmt.Sprintf("nc -ll -p %d -e cat %s", portsSource, portsFile)
 	if res, err := sb.Execute(ctx, "command -v nc"); err != nil || res.ExitCode != 0 {
 		echo = fmt.Sprintf(`python3 -c 'import socketserver as s
 class H(s.StreamRequestHandler):
@@ -65,9 +99,8 @@ s.ThreadingTCPServer(("", %d), H).serve_forever()'`, portsEcho)
 		source = fmt.Sprintf(`python3 -c 'import socketserver as s
 class H(s.StreamRequestHandler):
   def handle(self):
-    z = bytes(1 << 20)
-    for _ in range(%d): self.request.sendall(z)
-s.ThreadingTCPServer(("", %d), H).serve_forever()'`, portsBytes>>20, portsSource)
+    with open("%s", "rb") as f: self.request.sendfile(f)
+s.ThreadingTCPServer(("", %d), H).serve_forever()'`, portsFile, portsSource)
 	}
 	sctx, stop := context.WithCancel(ctx)
 	defer stop()
@@ -106,9 +139,14 @@ s.ThreadingTCPServer(("", %d), H).serve_forever()'`, portsBytes>>20, portsSource
 	if err != nil {
 		return nil, err
 	}
-	var fwd, pub []float64
-	for range portsRounds { // alternated, so that both see the same load
-		mbs, err := transfer(fw.Addr().String())
+	var fwd, pub, raw []float64
+	for range portsRounds { // alternated, so that all see the same load
+		mbs, err := execStream(ctx, b.cli, sb.ID())
+		if err != nil {
+			return nil, fmt.Errorf("exec stream: %w", err)
+		}
+		raw = append(raw, mbs)
+		mbs, err = transfer(fw.Addr().String())
 		if err != nil {
 			return nil, fmt.Errorf("forward: %w", err)
 		}
@@ -125,6 +163,7 @@ s.ThreadingTCPServer(("", %d), H).serve_forever()'`, portsBytes>>20, portsSource
 	f, p := median(fwd), median(pub)
 	out["forward_mb_s"], out["published_port_mb_s"] = f, p
 	out["forward_ratio"] = math.Round(f/p*100) / 100
+	out["exec_stream_mb_s"] = median(raw)
 	return out, nil
 }
 

@@ -109,13 +109,16 @@ func (st *hstream) pumpDown(ctx context.Context, conn net.Conn) error {
 		if err != nil {
 			return err
 		}
-		if _, err := conn.Write(p); err != nil {
+		_, err = conn.Write(p)
+		n := len(p)
+		proto.ReleaseData(p) // written: the next frame may take it
+		if err != nil {
 			if ctx.Err() != nil {
 				return context.Cause(ctx)
 			}
 			return err
 		}
-		if err := st.consumed(len(p)); err != nil {
+		if err := st.consumed(n); err != nil {
 			return err
 		}
 	}

@@ -39,6 +39,9 @@ func Init(lifetime, idle time.Duration) int {
 			if ProcessesKeepAlive && procTab != nil && procTab.running() {
 				l.active(time.Now()) // running processes are activity
 			}
+			if muxActivity() { // process requests (procmux.go)
+				l.active(time.Now())
+			}
 			if l.tick(time.Now()) {
 				return 0
 			}

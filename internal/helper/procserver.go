@@ -108,7 +108,15 @@ func (t *procTable) serveConn(c *net.UnixConn) {
 		return
 	}
 	var req proto.Request
-	if err := json.Unmarshal(f.Payload, &req); err != nil || req.Proc == nil {
+	if err := json.Unmarshal(f.Payload, &req); err != nil {
+		return
+	}
+	if req.Op == procMuxOp {
+		_ = c.SetReadDeadline(time.Time{})
+		t.serveMux(c, fr, fw) // procmux.go
+		return
+	}
+	if req.Proc == nil {
 		return
 	}
 	var in []byte
@@ -148,6 +156,16 @@ func forwardProc(ctx context.Context, req proto.Request, in io.Reader, send func
 		}
 		if len(data) > maxProcInput {
 			return procErr(proto.CodeBadRequest, fmt.Sprintf("a write of more than %d bytes", maxProcInput))
+		}
+	}
+	mc, err := procConn.get(ctx) // one multiplexed connection (procmux.go)
+	if err == nil && mc != nil {
+		body, err := json.Marshal(req)
+		if err != nil {
+			return failure(err)
+		}
+		if res := mc.do(ctx, req, body, data, send); res != nil {
+			return res
 		}
 	}
 	var d net.Dialer

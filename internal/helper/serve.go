@@ -131,7 +131,7 @@ func (s *server) dispatch(ctx context.Context, f proto.Frame, once bool) error {
 		s.reqs[f.ID] = rq
 		s.onced = once
 		s.mu.Unlock()
-		announce()
+		announceRequest(req.Op) // procmux.go
 		s.wg.Add(1)
 		go func() {
 			defer s.wg.Done()
@@ -142,7 +142,7 @@ func (s *server) dispatch(ctx context.Context, f proto.Frame, once bool) error {
 			s.mu.Lock()
 			delete(s.reqs, f.ID)
 			s.mu.Unlock()
-			announce()
+			announceRequest(req.Op)
 			cancel()
 			_ = s.result(f.ID, req.Op, res)
 			if once {

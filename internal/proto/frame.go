@@ -58,6 +58,7 @@ type Frame struct {
 type Writer struct {
 	turn chan struct{} // holds a token while a frame is written
 	w    io.Writer
+	buf  []byte // the frame being written, kept for the next (chunks.go)
 	// A write that takes longer than stall calls onStall (which should
 	// make it fail, e.g. by closing the connection); see Watch.
 	stall   time.Duration
@@ -98,7 +99,11 @@ func (w *Writer) WriteFrameContext(ctx context.Context, kind Kind, id uint32, pa
 		t := time.AfterFunc(w.stall, w.onStall)
 		defer t.Stop()
 	}
-	if _, err := w.w.Write(append(hdr[:], payload...)); err != nil {
+	frame := append(append(w.buf[:0], hdr[:]...), payload...)
+	if cap(frame) <= maxKeptFrame {
+		w.buf = frame
+	}
+	if _, err := w.w.Write(frame); err != nil {
 		return err
 	}
 	if f, ok := w.w.(interface{ Flush() error }); ok {
@@ -172,9 +177,12 @@ func (r *Reader) ReadFrameLimited(limit func(Kind, uint32) int) (Frame, error) {
 		return Frame{}, fmt.Errorf("%w: %q payload of %d bytes exceeds %d", ErrBadFrame, f.Kind, n, max)
 	}
 	if n > 0 {
-		if (f.Kind == KindStdout || f.Kind == KindStderr) && n <= int64(len(r.scratch)) {
+		switch {
+		case (f.Kind == KindStdout || f.Kind == KindStderr) && n <= int64(len(r.scratch)):
 			f.Payload = r.scratch[:n]
-		} else {
+		case f.Kind == KindData && n <= StreamChunk:
+			f.Payload = dataBuffer(int(n)) // see ReleaseData
+		default:
 			f.Payload = make([]byte, n)
 		}
 		if _, err := io.ReadFull(r.r, f.Payload); err != nil {

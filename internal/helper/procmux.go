@@ -1,0 +1,373 @@
+package helper
+
+import (
+	"context"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"net"
+	"strings"
+	"sync"
+	"sync/atomic"
+	"time"
+
+	"github.com/dockersandbox/sandbox/internal/proto"
+)
+
+// A serving helper keeps one connection to PID 1's process table and
+// multiplexes its process requests over it, by request ID, instead of
+// dialing for each (a dial, an accept, a peer check and a goroutine on
+// each side per request). The connection starts with a Request of
+// procMuxOp, which PID 1 answers with an empty Result; a PID 1 that
+// predates it closes the connection, and the helper then dials per request
+// as before. On the connection:
+//
+//	helper → PID 1: Request (a write's one Input frame right after it),
+//	  Cancel (the request's context ended).
+//	PID 1 → helper: output frames, then the Result, by request ID.
+//
+// PID 1 serves at most maxMuxRequests requests of one connection at a
+// time and stops reading it meanwhile: a client that sends without
+// reading its answers costs PID 1 a bounded number of goroutines.
+
+// Activity: PID 1 counts the requests of multiplexed connections itself
+// (muxActivity, for its idle timeout), so a serving helper does not
+// announce them with signals when it has such a connection; it still
+// announces every heartbeat while they run.
+var (
+	muxRunning atomic.Int64 // requests being served
+	muxSeen    atomic.Bool  // a request came since the last look
+)
+
+// muxActivity reports whether a request of a multiplexed connection ran
+// since the last call.
+func muxActivity() bool { return muxSeen.Swap(false) || muxRunning.Load() > 0 }
+
+// announceRequest tells PID 1 that a request of op started or ended
+// (announce), unless PID 1 sees it itself: a process request forwarded on
+// a multiplexed connection.
+func announceRequest(op string) {
+	if strings.HasPrefix(op, "proc_") && procConn.multiplexed() {
+		return
+	}
+	announce()
+}
+
+// multiplexed reports whether the helper has a multiplexed connection. It
+// takes no lock (the serve loop calls it; a dial holds pc.mu).
+func (pc *procClient) multiplexed() bool { return pc.up.Load() }
+
+// procMuxOp opens a multiplexed connection (internal to the helper: the
+// library never sends it).
+const procMuxOp = "proc_mux"
+
+// maxMuxRequests bounds the requests PID 1 serves at once on one
+// multiplexed connection.
+const maxMuxRequests = 256
+
+// muxBusy is how many requests a serving helper keeps in flight on its
+// multiplexed connection at most; more (many waits at once, each up to
+// proto.MaxProcWait) take a connection of their own each, as before: the
+// helper never reaches PID 1's bound, so a request never waits behind
+// others.
+const muxBusy = maxMuxRequests / 2
+
+// serveMux serves a multiplexed connection whose opening request was read.
+func (t *procTable) serveMux(c *net.UnixConn, fr *proto.Reader, fw *proto.Writer) {
+	ctx, cancelAll := context.WithCancel(context.Background())
+	defer cancelAll()
+	if fw.WriteFrame(proto.KindResult, 1, []byte("{}")) != nil {
+		return
+	}
+	var mu sync.Mutex
+	running := map[uint32]context.CancelFunc{}
+	slots := make(chan struct{}, maxMuxRequests)
+	limit := func(k proto.Kind, _ uint32) int {
+		switch k {
+		case proto.KindRequest:
+			return proto.MaxPayload
+		case proto.KindInput:
+			return maxProcInput
+		}
+		return 0
+	}
+	for {
+		f, err := fr.ReadFrameLimited(limit)
+		if err != nil {
+			return
+		}
+		switch f.Kind {
+		case proto.KindCancel:
+			mu.Lock()
+			if cancel := running[f.ID]; cancel != nil {
+				cancel()
+			}
+			mu.Unlock()
+			continue
+		case proto.KindRequest:
+		default:
+			return // the protocol is broken: the connection ends
+		}
+		var req proto.Request
+		if err := json.Unmarshal(f.Payload, &req); err != nil || req.Proc == nil {
+			return
+		}
+		var in []byte
+		if req.Op == proto.OpProcWrite {
+			g, err := fr.ReadFrameLimited(limit)
+			if err != nil || g.Kind != proto.KindInput || g.ID != f.ID {
+				return
+			}
+			in = g.Payload
+		}
+		mu.Lock()
+		_, dup := running[f.ID]
+		mu.Unlock()
+		if dup {
+			return
+		}
+		select {
+		case slots <- struct{}{}:
+		case <-ctx.Done():
+			return
+		}
+		rctx, cancel := context.WithCancel(ctx)
+		mu.Lock()
+		running[f.ID] = cancel
+		mu.Unlock()
+		muxRunning.Add(1)
+		muxSeen.Store(true)
+		go func(id uint32) {
+			defer func() {
+				muxSeen.Store(true)
+				muxRunning.Add(-1)
+				<-slots
+			}()
+			send := func(k proto.Kind, p []byte) error { return fw.WriteFrame(k, id, p) }
+			res := t.handle(rctx, req, in, send)
+			mu.Lock()
+			delete(running, id)
+			mu.Unlock()
+			cancel()
+			b, err := fitResult(req.Op, res)
+			if err != nil {
+				b, _ = json.Marshal(proto.Result{Error: proto.ErrorOf(err)})
+			}
+			if fw.WriteFrame(proto.KindResult, id, b) != nil {
+				c.Close() // the reader ends too
+			}
+		}(f.ID)
+	}
+}
+
+// procClient is a serving helper's multiplexed connection to PID 1.
+type procClient struct {
+	mu     sync.Mutex
+	conn   *muxConn // nil until dialed, and after it broke
+	legacy bool     // PID 1 predates the multiplexed connection
+	up     atomic.Bool
+}
+
+// muxConn is one multiplexed connection and its requests in flight.
+type muxConn struct {
+	c      *net.UnixConn
+	w      *proto.Writer
+	frames *proto.Reader
+	sendMu sync.Mutex // a write's Request and Input go out together
+
+	mu    sync.Mutex
+	calls map[uint32]*muxCall
+	next  uint32
+	err   error // set when the connection broke
+	done  chan struct{}
+}
+
+// muxCall is a request in flight on a muxConn.
+type muxCall struct {
+	op     string
+	frames chan proto.Frame
+	gone   chan struct{} // closed when the request stopped waiting
+}
+
+// procConn is this helper's connection to PID 1's table.
+var procConn procClient
+
+// errMuxUnsupported: PID 1 closed the connection instead of answering the
+// opening request.
+var errMuxUnsupported = errors.New("the process table does not multiplex")
+
+// muxDialWait bounds the opening of a multiplexed connection.
+const muxDialWait = 5 * time.Second
+
+// get returns the connection, dialing it when needed; nil (and no error)
+// when PID 1 cannot multiplex.
+func (pc *procClient) get(ctx context.Context) (*muxConn, error) {
+	pc.mu.Lock()
+	defer pc.mu.Unlock()
+	if pc.legacy {
+		return nil, nil
+	}
+	if mc := pc.conn; mc != nil {
+		select {
+		case <-mc.done:
+		default:
+			return mc, nil
+		}
+	}
+	mc, err := dialMux(ctx)
+	if errors.Is(err, errMuxUnsupported) {
+		pc.legacy = true
+		return nil, nil
+	}
+	if err != nil {
+		return nil, err
+	}
+	pc.conn = mc
+	pc.up.Store(true)
+	go mc.readLoop(func() { pc.up.Store(false) })
+	return mc, nil
+}
+
+// dialMux dials PID 1 and opens a multiplexed connection.
+func dialMux(ctx context.Context) (*muxConn, error) {
+	var d net.Dialer
+	nc, err := d.DialContext(ctx, "unix", procSocketPath())
+	if err != nil {
+		return nil, err
+	}
+	c := nc.(*net.UnixConn)
+	_ = c.SetDeadline(time.Now().Add(muxDialWait))
+	stop := context.AfterFunc(ctx, func() { _ = c.SetDeadline(time.Unix(1, 0)) })
+	defer stop()
+	w := proto.NewWriter(c)
+	body, _ := json.Marshal(proto.Request{Op: procMuxOp})
+	if err := w.WriteFrame(proto.KindRequest, 1, body); err != nil {
+		c.Close()
+		return nil, err
+	}
+	mc := &muxConn{c: c, w: w, calls: map[uint32]*muxCall{}, done: make(chan struct{})}
+	fr := proto.NewReader(c)
+	f, err := fr.ReadFrameLimited(func(proto.Kind, uint32) int { return 64 })
+	if err != nil || f.Kind != proto.KindResult || f.ID != 1 || string(f.Payload) != "{}" {
+		c.Close()
+		if ctx.Err() != nil {
+			return nil, ctx.Err()
+		}
+		return nil, errMuxUnsupported
+	}
+	_ = c.SetDeadline(time.Time{})
+	mc.frames = fr
+	return mc, nil
+}
+
+// readLoop hands PID 1's frames to their requests until the connection
+// ends, then calls ended; frames of requests that stopped waiting are
+// dropped.
+func (mc *muxConn) readLoop(ended func()) {
+	var err error
+	for {
+		var f proto.Frame
+		f, err = mc.frames.ReadFrameLimited(func(k proto.Kind, id uint32) int {
+			mc.mu.Lock()
+			call := mc.calls[id]
+			mc.mu.Unlock()
+			if call == nil {
+				return proto.Discard
+			}
+			return proto.MaxFrom(k, call.op)
+		})
+		if err != nil {
+			break
+		}
+		mc.mu.Lock()
+		call := mc.calls[f.ID]
+		mc.mu.Unlock()
+		if call == nil {
+			continue
+		}
+		if f.Kind != proto.KindStdout && f.Kind != proto.KindResult {
+			err = fmt.Errorf("unexpected frame %q from the process table", f.Kind)
+			break
+		}
+		select {
+		case call.frames <- f:
+		case <-call.gone:
+		}
+	}
+	mc.c.Close()
+	ended() // before done: a new connection is dialed only after done
+	mc.mu.Lock()
+	mc.err = err
+	close(mc.done)
+	mc.mu.Unlock()
+}
+
+// do sends req (with a write's data) and relays its output to send until
+// its Result.
+// It returns nil, having sent nothing, when muxBusy requests are in
+// flight: the caller then uses a connection of its own.
+func (mc *muxConn) do(ctx context.Context, req proto.Request, body, data []byte, send func(proto.Kind, []byte) error) *proto.Result {
+	call := &muxCall{op: req.Op, frames: make(chan proto.Frame, 4), gone: make(chan struct{})}
+	mc.mu.Lock()
+	if mc.err != nil || isClosed(mc.done) {
+		mc.mu.Unlock()
+		return forwardErr(ctx, fmt.Errorf("the connection broke: %v", mc.err))
+	}
+	if len(mc.calls) >= muxBusy {
+		mc.mu.Unlock()
+		return nil
+	}
+	mc.next++
+	id := mc.next
+	mc.calls[id] = call
+	mc.mu.Unlock()
+	defer func() {
+		mc.mu.Lock()
+		delete(mc.calls, id)
+		mc.mu.Unlock()
+		close(call.gone)
+	}()
+	mc.sendMu.Lock()
+	err := mc.w.WriteFrame(proto.KindRequest, id, body)
+	if err == nil && req.Op == proto.OpProcWrite {
+		err = mc.w.WriteFrame(proto.KindInput, id, data)
+	}
+	mc.sendMu.Unlock()
+	if err != nil {
+		mc.c.Close()
+		return forwardErr(ctx, err)
+	}
+	for {
+		select {
+		case f := <-call.frames:
+			if f.Kind == proto.KindStdout {
+				if err := send(f.Kind, f.Payload); err != nil {
+					return failure(err)
+				}
+				continue
+			}
+			var res proto.Result
+			if err := json.Unmarshal(f.Payload, &res); err != nil {
+				return failure(err)
+			}
+			return &res
+		case <-mc.done:
+			if len(call.frames) > 0 {
+				continue // frames that came before the end
+			}
+			return forwardErr(ctx, fmt.Errorf("the connection broke: %v", mc.err))
+		case <-ctx.Done():
+			go func() { _ = mc.w.WriteFrame(proto.KindCancel, id, nil) }()
+			return failure(ctx.Err())
+		}
+	}
+}
+
+func isClosed(c chan struct{}) bool {
+	select {
+	case <-c:
+		return true
+	default:
+		return false
+	}
+}

@@ -1,0 +1,136 @@
+//go:build linux
+
+package sandbox_test
+
+import (
+	"context"
+	"fmt"
+	"strconv"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/dockersandbox/sandbox"
+	"github.com/dockersandbox/sandbox/internal/testenv"
+	"github.com/stretchr/testify/require"
+)
+
+// muxFlood, run by python3 in the sandbox, opens a multiplexed connection
+// to PID 1's process table (as a serving helper does) and sends 20,000
+// reads of a process's full 1 MiB log without ever reading an answer.
+const muxFlood = `
+import json, socket, struct, sys, time
+s = socket.socket(socket.AF_UNIX)
+s.connect("/.dockersandbox/run/procs.sock")
+def frame(kind, id, body):
+    s.sendall(struct.pack(">cII", kind, id, len(body)) + body)
+frame(b"Q", 1, json.dumps({"op": "proc_mux"}).encode())
+hdr = s.recv(9)
+print("opened", hdr[:1].decode(), flush=True)
+s.setblocking(False)
+sent = 0
+for i in range(20000):
+    try:
+        frame(b"Q", 100 + i, json.dumps({"op": "proc_read", "proc": {"id": sys.argv[1], "max": 1048576}}).encode())
+        sent += 1
+    except BlockingIOError:
+        break
+print("sent", sent, flush=True)
+time.sleep(600)
+`
+
+// A sandbox process that opens a multiplexed connection to PID 1's process
+// table and floods it with reads without reading the answers stalls only
+// itself: PID 1 serves at most 256 requests of a connection at once and
+// stops reading it meanwhile, so its memory stays bounded, and the
+// library's process calls, on the serving helper's own connection, go on.
+func TestProcessTableFloodedConnection(t *testing.T) {
+	t.Parallel()
+	sb := newSandbox(t, testenv.DebianImage)
+	ctx := testCtx(t)
+	big, err := sb.Start(ctx, "head -c 2000000 /dev/zero | tr '\\0' x; exec sleep 600")
+	require.NoError(t, err)
+	readUntilLen := func() {
+		require.Eventually(t, func() bool {
+			out, err := big.Read(ctx, 0)
+			return err == nil && len(out.Data) > 0 && out.Next >= 2000000
+		}, 20*time.Second, 100*time.Millisecond)
+	}
+	readUntilLen()
+	require.NoError(t, sb.Write(ctx, "/tmp/flood.py", []byte(muxFlood)))
+	attacker, err := sb.Start(ctx, "exec python3 /tmp/flood.py "+big.ID())
+	require.NoError(t, err)
+	readUntil(t, attacker, "sent ", 30*time.Second)
+	out, err := attacker.Read(ctx, 0)
+	require.NoError(t, err)
+	require.Contains(t, string(out.Data), "opened R", "PID 1 accepted the multiplexed connection")
+	time.Sleep(2 * time.Second) // PID 1 serves what it read, its writes block
+
+	for i := range 5 {
+		cctx, cancel := context.WithTimeout(ctx, 10*time.Second)
+		p, err := sb.Start(cctx, fmt.Sprintf("echo alive %d", i))
+		require.NoError(t, err, "Start beside the flooded connection")
+		info, err := p.Wait(cctx)
+		require.NoError(t, err)
+		require.Equal(t, 0, info.ExitCode)
+		o, err := p.Read(cctx, 0)
+		require.NoError(t, err)
+		require.Equal(t, fmt.Sprintf("alive %d\n", i), string(o.Data))
+		_, err = sb.Processes(cctx)
+		require.NoError(t, err)
+		cancel()
+	}
+	res, err := sb.Execute(ctx, "grep VmRSS /proc/1/status")
+	require.NoError(t, err)
+	f := strings.Fields(res.Output)
+	require.Len(t, f, 3, res.Output)
+	kb, err := strconv.Atoi(f[1])
+	require.NoError(t, err)
+	t.Logf("PID 1: %s", strings.TrimSpace(res.Output))
+	// 256 reads in flight hold up to 1 MiB each while their writes block;
+	// 20,000 would hold ~20 GiB.
+	require.Less(t, kb, 600<<10, "PID 1's memory is bounded")
+	require.NoError(t, attacker.Kill(ctx))
+	_ = sandbox.ErrProcessDone
+}
+
+// More waits at once than PID 1 serves on one connection (300 Waits of
+// processes that do not end, each holding its request up to 10 s in PID 1;
+// PID 1 serves 256 of a connection at once) do not hold up other process
+// calls: beyond 128 in flight, a serving helper's requests take a
+// connection of their own.
+func TestProcessManyWaitsDoNotBlock(t *testing.T) {
+	t.Parallel()
+	sb := newSandbox(t, testenv.BusyboxImage)
+	ctx := testCtx(t)
+	const n = 300
+	wctx, stop := context.WithCancel(ctx)
+	defer stop()
+	errs := make(chan error, n)
+	for range n {
+		p, err := sb.Start(ctx, "exec sleep 600")
+		require.NoError(t, err)
+		go func() {
+			_, err := p.Wait(wctx)
+			errs <- err
+		}()
+	}
+	time.Sleep(2 * time.Second) // the waits are in PID 1
+	for i := range 5 {
+		start := time.Now()
+		cctx, cancel := context.WithTimeout(ctx, 10*time.Second)
+		p, err := sb.Start(cctx, fmt.Sprintf("echo beside %d", i))
+		require.NoError(t, err)
+		out, err := p.Read(cctx, 0, sandbox.OutputWait(5*time.Second))
+		require.NoError(t, err)
+		require.Equal(t, fmt.Sprintf("beside %d\n", i), string(out.Data))
+		cancel()
+		took := time.Since(start)
+		t.Logf("Start and Read beside %d waits: %v", n, took)
+		require.Less(t, took, 5*time.Second, "not behind the waits (each up to 10 s)")
+	}
+	stop()
+	for range n {
+		require.ErrorIs(t, <-errs, context.Canceled)
+	}
+}
