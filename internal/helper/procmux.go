@@ -230,12 +230,10 @@ func (pc *procClient) get(ctx context.Context) (*muxConn, error) {
 
 // dialMux dials PID 1 and opens a multiplexed connection.
 func dialMux(ctx context.Context) (*muxConn, error) {
-	var d net.Dialer
-	nc, err := d.DialContext(ctx, "unix", procSocketPath())
+	c, err := dialProcs(ctx)
 	if err != nil {
 		return nil, err
 	}
-	c := nc.(*net.UnixConn)
 	_ = c.SetDeadline(time.Now().Add(muxDialWait))
 	stop := context.AfterFunc(ctx, func() { _ = c.SetDeadline(time.Unix(1, 0)) })
 	defer stop()

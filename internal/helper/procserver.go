@@ -168,8 +168,7 @@ func forwardProc(ctx context.Context, req proto.Request, in io.Reader, send func
 			return res
 		}
 	}
-	var d net.Dialer
-	c, err := d.DialContext(ctx, "unix", procSocketPath())
+	c, err := dialProcs(ctx)
 	if err != nil {
 		if ctx.Err() != nil {
 			return failure(ctx.Err())
@@ -220,4 +219,35 @@ func forwardErr(ctx context.Context, err error) *proto.Result {
 		return failure(ctx.Err())
 	}
 	return failure(fmt.Errorf("the process table: %w", err))
+}
+
+// helperStarted is when this helper process started.
+var helperStarted = time.Now()
+
+// procSocketWait is how long after this helper started a dial of PID 1's
+// socket is retried while the socket is missing or refuses: PID 1 and the
+// library's first helper start together, and a sandbox's first process
+// request can come before PID 1 listens (CI saw ENOENT there).
+const procSocketWait = 3 * time.Second
+
+// dialProcs dials PID 1's process table, retrying a missing or refusing
+// socket during this helper's first procSocketWait, within ctx.
+func dialProcs(ctx context.Context) (*net.UnixConn, error) {
+	var d net.Dialer
+	for {
+		c, err := d.DialContext(ctx, "unix", procSocketPath())
+		if err == nil {
+			return c.(*net.UnixConn), nil
+		}
+		if !errors.Is(err, syscall.ENOENT) && !errors.Is(err, syscall.ECONNREFUSED) || time.Since(helperStarted) > procSocketWait {
+			return nil, err
+		}
+		t := time.NewTimer(10 * time.Millisecond)
+		select {
+		case <-ctx.Done():
+			t.Stop()
+			return nil, err
+		case <-t.C:
+		}
+	}
 }
