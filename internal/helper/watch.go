@@ -246,25 +246,39 @@ func (w *watcher) send(ctx context.Context, st *hstream) error {
 			return err
 		}
 		w.mu.Lock()
-		batch = append(batch[:0], '[')
-		k := 0
-		for ; k < len(w.queue); k++ {
-			b, _ := json.Marshal(w.queue[k])
-			if len(batch)+len(b)+1 > n {
-				break
-			}
-			if k > 0 {
-				batch = append(batch, ',')
-			}
-			batch = append(batch, b...)
-		}
+		var k int
+		batch, k = fillBatch(batch, w.queue, n)
 		clear(w.queue[:k])
 		w.queue = append(w.queue[:0], w.queue[k:]...)
 		w.mu.Unlock()
-		batch = append(batch, ']')
 		st.giveBack(n - len(batch))
 		if err := st.send(proto.KindData, batch); err != nil {
 			return err
 		}
 	}
+}
+
+// fillBatch writes into batch (reused) a JSON array of the first events of
+// queue that fit in n bytes, brackets and commas included, and says how
+// many it took. (It once counted one byte short of the comma: a batch
+// that filled its credit exactly sent a byte beyond it, which breaks the
+// channel.)
+func fillBatch(batch []byte, queue []proto.WatchEvent, n int) ([]byte, int) {
+	batch = append(batch[:0], '[')
+	k := 0
+	for ; k < len(queue); k++ {
+		b, _ := json.Marshal(queue[k])
+		sep := 0
+		if k > 0 {
+			sep = 1
+		}
+		if len(batch)+sep+len(b)+1 > n { // and the closing bracket
+			break
+		}
+		if k > 0 {
+			batch = append(batch, ',')
+		}
+		batch = append(batch, b...)
+	}
+	return append(batch, ']'), k
 }
