@@ -4,6 +4,7 @@ import (
 	"bytes"
 	"context"
 	"errors"
+	"fmt"
 	"strings"
 	"syscall"
 	"testing"
@@ -177,4 +178,22 @@ func TestProcessErrorsTyped(t *testing.T) {
 func psArgs(t testing.TB, sb *sandbox.DockerSandbox) string {
 	t.Helper()
 	return mustSh(t, sb, `for p in /proc/[0-9]*; do tr '\0' ' ' < $p/cmdline 2>/dev/null; echo; done`)
+}
+
+// Wait returns once the process's output is in its log, as exec.Cmd's
+// Wait does: a Read right after it sees everything (Podman's CI saw an
+// empty log after Wait when the exit outran the output).
+func TestProcessWaitHasOutput(t *testing.T) {
+	sb := newSandbox(t, images[0])
+	ctx := testCtx(t)
+	for i := range 30 {
+		p, err := sb.Start(ctx, fmt.Sprintf("echo line-%d; exit 3", i))
+		require.NoError(t, err)
+		info, err := p.Wait(ctx)
+		require.NoError(t, err)
+		require.Equal(t, 3, info.ExitCode)
+		out, err := p.Read(ctx, 0)
+		require.NoError(t, err)
+		require.Equal(t, fmt.Sprintf("line-%d\n", i), string(out.Data), "run %d", i)
+	}
 }

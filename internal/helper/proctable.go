@@ -396,7 +396,9 @@ func (t *procTable) wait(ctx context.Context, p *proc, ms int64) *proto.Result {
 	deadline := waitDeadline(ms)
 	t.mu.Lock()
 	defer t.mu.Unlock()
-	for !p.exited && t.waitChange(ctx, p, deadline) {
+	// Like exec.Cmd's Wait, until the output is in the log too (its end,
+	// or outputGrace after the exit): a Read after Wait sees all of it.
+	for !p.done() && t.waitChange(ctx, p, deadline) {
 	}
 	return &proto.Result{Proc: &proto.ProcResult{Info: p.info()}}
 }
