@@ -6,6 +6,8 @@ import (
 	"encoding/json"
 	"fmt"
 	"os"
+	"strconv"
+	"strings"
 	"syscall"
 	"time"
 )
@@ -180,7 +182,7 @@ func (t *procTable) takeLauncher() (*launcher, error) {
 		exited := l.p.exited
 		t.mu.Unlock()
 		if !exited {
-			if st, ok := readStat(l.p.pid); ok && st.state != 'T' && st.state != 't' && !st.dead() {
+			if st, ok := readStat(l.p.pid); ok && st.state != 'T' && st.state != 't' && !st.dead() && !dying(l.p.pid) {
 				return l, nil
 			}
 		}
@@ -216,4 +218,38 @@ func (t *procTable) keepSpare() {
 		t.spares = append(t.spares, l)
 		t.mu.Unlock()
 	}
+}
+
+// pfExiting is the kernel's PF_EXITING flag in /proc/PID/stat.
+const pfExiting = 0x4
+
+// dying reports whether pid was killed a moment ago and is not a zombie
+// yet: a SIGKILL pending, or the process exiting. A launcher in that state
+// would take a command and die with it (exit 137).
+func dying(pid int) bool {
+	base := "/proc/" + strconv.Itoa(pid)
+	if b, err := os.ReadFile(base + "/stat"); err == nil {
+		s := string(b)
+		if i := strings.LastIndexByte(s, ')'); i >= 0 {
+			if f := strings.Fields(s[i+1:]); len(f) > 6 {
+				if flags, err := strconv.ParseUint(f[6], 10, 64); err == nil && flags&pfExiting != 0 {
+					return true
+				}
+			}
+		}
+	}
+	b, err := os.ReadFile(base + "/status")
+	if err != nil {
+		return true
+	}
+	for _, line := range strings.Split(string(b), "\n") {
+		k, v, ok := strings.Cut(line, ":")
+		if !ok || k != "SigPnd" && k != "ShdPnd" {
+			continue
+		}
+		if m, err := strconv.ParseUint(strings.TrimSpace(v), 16, 64); err == nil && m&(1<<(uint(syscall.SIGKILL)-1)) != 0 {
+			return true
+		}
+	}
+	return false
 }
