@@ -29,7 +29,7 @@ func TestStopStart(t *testing.T) {
 			bg := sb.Command(ctx, "sleep 1000")
 			require.NoError(t, bg.Start())
 			require.Eventually(t, func() bool {
-				return strings.Contains(mustSh(t, sb, "ps -o args 2>/dev/null || cat /proc/[0-9]*/cmdline"), "sleep")
+				return strings.Contains(mustSh(t, sb, "ps -o args 2>/dev/null || cat /proc/[0-9]*/cmdline 2>/dev/null; true"), "sleep")
 			},
 				10*time.Second, 50*time.Millisecond)
 
