@@ -56,10 +56,7 @@ func execStream(ctx context.Context, cli *client.Client, id string) (float64, er
 	if err != nil {
 		return 0, err
 	}
-	if n != portsBytes {
-		return 0, fmt.Errorf("read %d bytes, want %d", n, portsBytes)
-	}
-	return math.Round(float64(n)/took.Seconds()/1e6*10) / 10, nil
+	return portsRate(n, took)
 }
 
 // addPorts adds the port measurements to out.
@@ -210,10 +207,7 @@ func transfer(addr string) (float64, error) {
 	if err != nil {
 		return 0, err
 	}
-	if n != portsBytes {
-		return 0, fmt.Errorf("read %d bytes, want %d", n, portsBytes)
-	}
-	return math.Round(float64(n)/took.Seconds()/1e6*10) / 10, nil
+	return portsRate(n, took)
 }
 
 func median(v []float64) float64 {
@@ -223,4 +217,13 @@ func median(v []float64) float64 {
 		return s[len(s)/2]
 	}
 	return (s[len(s)/2-1] + s[len(s)/2]) / 2
+}
+
+// portsRate is the MB/s (one decimal) of a transfer of n bytes in took,
+// which must have moved portsBytes.
+func portsRate(n int64, took time.Duration) (float64, error) {
+	if n != portsBytes {
+		return 0, fmt.Errorf("read %d bytes, want %d", n, portsBytes)
+	}
+	return math.Round(float64(n)/took.Seconds()/1e6*10) / 10, nil
 }
