@@ -94,6 +94,7 @@ func tree(pid int) []int {
 type procStat struct {
 	state               byte // R, S, T, Z, X...
 	ppid, pgrp, session int
+	flags               uint64 // the kernel's PF_* flags
 }
 
 // dead reports a zombie or a process being reaped.
@@ -120,6 +121,9 @@ func readStat(pid int) (procStat, bool) {
 	st.ppid, errs[0] = strconv.Atoi(f[1])
 	st.pgrp, errs[1] = strconv.Atoi(f[2])
 	st.session, errs[2] = strconv.Atoi(f[3])
+	if len(f) > 6 {
+		st.flags, _ = strconv.ParseUint(f[6], 10, 64)
+	}
 	return st, errs == [3]error{}
 }
 

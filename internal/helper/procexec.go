@@ -227,18 +227,10 @@ const pfExiting = 0x4
 // yet: a SIGKILL pending, or the process exiting. A launcher in that state
 // would take a command and die with it (exit 137).
 func dying(pid int) bool {
-	base := "/proc/" + strconv.Itoa(pid)
-	if b, err := os.ReadFile(base + "/stat"); err == nil {
-		s := string(b)
-		if i := strings.LastIndexByte(s, ')'); i >= 0 {
-			if f := strings.Fields(s[i+1:]); len(f) > 6 {
-				if flags, err := strconv.ParseUint(f[6], 10, 64); err == nil && flags&pfExiting != 0 {
-					return true
-				}
-			}
-		}
+	if st, ok := readStat(pid); ok && st.flags&pfExiting != 0 {
+		return true
 	}
-	b, err := os.ReadFile(base + "/status")
+	b, err := os.ReadFile("/proc/" + strconv.Itoa(pid) + "/status")
 	if err != nil {
 		return true
 	}
