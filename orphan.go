@@ -214,15 +214,15 @@ func (ch *channel) probe() {
 	// helper that talks but never answers).
 	t := time.NewTicker(proto.AliveInterval)
 	defer t.Stop()
-	cap := time.NewTimer(2 * stallTimeout)
-	defer cap.Stop()
+	bound := time.NewTimer(2 * stallTimeout)
+	defer bound.Stop()
 	for asked := time.Now().UnixNano(); ; {
 		select {
 		case <-c.result:
 			return
 		case <-ch.done:
 			return
-		case <-cap.C:
+		case <-bound.C:
 			ch.breakWith(errChannelStalled)
 			return
 		case <-t.C:
