@@ -162,6 +162,32 @@ type helperConn struct {
 	out    *proto.Writer
 	diag   *headBuffer // the helper's own stderr, for error messages
 	hello  proto.Hello
+	// lastByte is when the helper's stdout last gave bytes (unix
+	// nanoseconds): a large frame in transit is progress, not silence.
+	lastByte atomic.Int64
+}
+
+// byteClock records in last when r last gave bytes.
+type byteClock struct {
+	r    io.Reader
+	last *atomic.Int64
+}
+
+func (b byteClock) Read(p []byte) (int, error) {
+	n, err := b.r.Read(p)
+	if n > 0 {
+		b.last.Store(time.Now().UnixNano())
+	}
+	return n, err
+}
+
+// heardSince is the later of since and the helper's last byte; 0 stays 0
+// (nothing awaited).
+func (hc *helperConn) heardSince(since int64) int64 {
+	if since == 0 {
+		return 0
+	}
+	return max(since, hc.lastByte.Load())
 }
 
 // close ends the stream, its readers included.
@@ -189,7 +215,7 @@ func (s *DockerSandbox) attachHelper(ctx context.Context, mode, user string) (*h
 	}
 	hc := &helperConn{conn: st, diag: &headBuffer{max: 4096}, out: proto.NewWriter(st)}
 	go func() { _, _ = io.Copy(hc.diag, st.Stderr()) }()
-	br := bufio.NewReader(st.Stdout())
+	br := bufio.NewReader(byteClock{st.Stdout(), &hc.lastByte})
 	hc.frames = proto.NewReader(br)
 	hc.frames.ReuseOutput() // output is delivered before the next frame is read
 	if err := hc.readHello(hctx, br); err != nil {

@@ -110,7 +110,7 @@ func (s *DockerSandbox) killSession(session int, user string) {
 // proto.AliveInterval, so it has been stopped. (Time spent delivering
 // output to a slow writer does not count.)
 func (c *helperCall) watch(stop <-chan struct{}) {
-	c.s.watchSilence(stop, &c.readingSince, silenceLimit, func() {
+	c.s.watchSilence(stop, func() int64 { return c.heardSince(c.readingSince.Load()) }, silenceLimit, func() {
 		c.stalled.Store(true)
 		c.close()
 	})
@@ -161,7 +161,7 @@ func (ch *channel) watch() {
 			ch.mu.Lock()
 			busy := len(ch.pending) > 0
 			ch.mu.Unlock()
-			if busy && ch.s.silence(ch.heard.Load()) > stallTimeout { // not while paused
+			if busy && ch.s.silence(ch.hc.heardSince(ch.heard.Load())) > stallTimeout { // not while paused
 				ch.check()
 			}
 		}
@@ -209,10 +209,27 @@ func (ch *channel) probe() {
 		}
 		return // else broken already
 	}
-	select {
-	case <-c.result:
-	case <-ch.done:
-	case <-ctx.Done():
-		ch.breakWith(errChannelStalled)
+	// The answer may wait behind a large frame in transit: silence breaks
+	// the channel, and so does no answer within twice the stall bound (a
+	// helper that talks but never answers).
+	t := time.NewTicker(proto.AliveInterval)
+	defer t.Stop()
+	bound := time.NewTimer(2 * stallTimeout)
+	defer bound.Stop()
+	for asked := time.Now().UnixNano(); ; {
+		select {
+		case <-c.result:
+			return
+		case <-ch.done:
+			return
+		case <-bound.C:
+			ch.breakWith(errChannelStalled)
+			return
+		case <-t.C:
+			if ch.s.silence(ch.hc.heardSince(asked)) > stallTimeout {
+				ch.breakWith(errChannelStalled)
+				return
+			}
+		}
 	}
 }

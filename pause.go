@@ -340,7 +340,7 @@ func (s *DockerSandbox) silence(last int64) time.Duration {
 
 // watchSilence is the package's watchSilence, with silence measured as
 // s.silence does.
-func (s *DockerSandbox) watchSilence(stop <-chan struct{}, last *atomic.Int64, limit time.Duration, silent func()) {
+func (s *DockerSandbox) watchSilence(stop <-chan struct{}, last func() int64, limit time.Duration, silent func()) {
 	t := time.NewTicker(proto.AliveInterval)
 	defer t.Stop()
 	for {
@@ -348,7 +348,7 @@ func (s *DockerSandbox) watchSilence(stop <-chan struct{}, last *atomic.Int64, l
 		case <-stop:
 			return
 		case <-t.C:
-			if since := last.Load(); since != 0 && s.silence(since) > limit {
+			if since := last(); since != 0 && s.silence(since) > limit {
 				silent()
 				return
 			}
