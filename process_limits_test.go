@@ -1,9 +1,9 @@
 package sandbox_test
 
 import (
+	"context"
 	"fmt"
 	"testing"
-	"context"
 	"time"
 
 	"github.com/dockersandbox/sandbox"
