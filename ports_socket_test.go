@@ -10,6 +10,7 @@ import (
 	"os"
 	"path/filepath"
 	"runtime"
+	"runtime/pprof"
 	"testing"
 	"time"
 
@@ -116,6 +117,8 @@ func TestPortSocketAttacked(t *testing.T) {
 		require.NoError(t, flood.Start())
 		start := time.Now()
 		maxG, maxFD := 0, 0
+		const slack = 40
+		var dump bytes.Buffer
 		dialed := make(chan error, 1)
 		go func() {
 			time.Sleep(2 * time.Second) // into the flood
@@ -125,6 +128,9 @@ func TestPortSocketAttacked(t *testing.T) {
 		gotDial := false
 		for time.Since(start) < seconds*time.Second {
 			maxG, maxFD = max(maxG, runtime.NumGoroutine()), max(maxFD, openFDs(t))
+			if runtime.NumGoroutine() > baseG+sandbox.MaxIntroductions+slack && dump.Len() == 0 {
+				_ = pprof.Lookup("goroutine").WriteTo(&dump, 1) // what they are, for the failure
+			}
 			select {
 			case dialErr = <-dialed:
 				gotDial = true
@@ -137,8 +143,7 @@ func TestPortSocketAttacked(t *testing.T) {
 			dialErr = <-dialed
 		}
 		require.NoError(t, dialErr, "a Dial during the flood")
-		slack := 40
-		assert.LessOrEqual(t, maxG-baseG, sandbox.MaxIntroductions+slack, "host goroutines during the flood")
+		assert.LessOrEqual(t, maxG-baseG, sandbox.MaxIntroductions+slack, "host goroutines during the flood:\n%s", dump.String())
 		assert.LessOrEqual(t, maxFD-baseFD, sandbox.MaxIntroductions+slack, "host descriptors during the flood")
 
 		// Afterwards the socket serves Dial again (the flood's last
@@ -204,10 +209,10 @@ func openFDs(t *testing.T) int {
 // Close only stops has none.
 func TestPortSocketLifecycle(t *testing.T) {
 	requirePortSocket(t)
-	ctx := testCtx(t)
 	exists := func(dir string) bool { _, err := os.Stat(dir); return err == nil }
 
 	t.Run("Close", func(t *testing.T) {
+		ctx := testCtx(t)
 		sb, err := sandbox.New(ctx, sandboxOptions(testenv.BusyboxImage, sandbox.WithNetworkMode("none"))...)
 		require.NoError(t, err)
 		dir := portsDirOf(t, sb.ID())
@@ -217,6 +222,7 @@ func TestPortSocketLifecycle(t *testing.T) {
 	})
 
 	t.Run("DetachAttachRestart", func(t *testing.T) {
+		ctx := testCtx(t)
 		sb, err := sandbox.New(ctx, sandboxOptions(testenv.BusyboxImage, sandbox.WithNetworkMode("none"))...)
 		require.NoError(t, err)
 		dir := portsDirOf(t, sb.ID())
@@ -236,6 +242,7 @@ func TestPortSocketLifecycle(t *testing.T) {
 	})
 
 	t.Run("Prune", func(t *testing.T) {
+		ctx := testCtx(t)
 		label := map[string]string{"dockersandbox.test/ports": t.Name() + fmt.Sprint(time.Now().UnixNano())}
 		sb, err := sandbox.New(ctx, sandboxOptions(testenv.BusyboxImage, sandbox.WithNetworkMode("none"), sandbox.WithLabels(label))...)
 		require.NoError(t, err)
@@ -248,6 +255,7 @@ func TestPortSocketLifecycle(t *testing.T) {
 	})
 
 	t.Run("NoAutoRemove", func(t *testing.T) {
+		ctx := testCtx(t)
 		sb, err := sandbox.New(ctx, sandboxOptions(testenv.BusyboxImage, sandbox.WithNetworkMode("none"), sandbox.WithAutoRemove(false))...)
 		require.NoError(t, err)
 		assert.False(t, sandbox.HasPortSocket(sb))
