@@ -59,6 +59,7 @@ func attach(ctx context.Context, eng engine.Engine, o *options, idOrName string)
 		o.workingDir = "/"
 	}
 	s := newSandbox(c.ID, o, eng)
+	s.portsDir = c.Labels[labelPortsDir]
 	s.life.paused = paused
 	s.life.frozen.Store(paused)
 	return s, nil

@@ -34,6 +34,7 @@ func (s *DockerSandbox) Detach() {
 	s.closeMu.Unlock()
 	s.stopAutoPause()
 	s.closeChannel()
+	s.detachPorts()
 	if s.ownEngine {
 		_ = s.eng.Close() // Docker's only drops idle connections
 	}

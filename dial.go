@@ -43,7 +43,28 @@ func (s *DockerSandbox) Dial(ctx context.Context, network, address string) (net.
 	if address == "" {
 		return nil, opErr(fmt.Errorf("%w: missing address", ErrInvalidOption))
 	}
-	st, err := s.openStream(ctx, proto.Request{Op: proto.OpDial, Network: network, Address: address})
+	req := proto.Request{Op: proto.OpDial, Network: network, Address: address}
+	var (
+		tok    [proto.DirectTokenSize]byte
+		direct chan *net.UnixConn
+	)
+	if ps := s.ports; ps != nil {
+		var ok bool
+		if req.Token, tok, direct, ok = ps.expect(); ok {
+			req.Direct = portsSocket
+		}
+	}
+	st, err := s.openStream(ctx, req)
+	var dc *net.UnixConn
+	if direct != nil {
+		dc = s.ports.forget(tok, direct)
+	}
+	if err != nil || !st.open.Direct {
+		if dc != nil {
+			dc.Close() // not taken: the helper goes on with the stream
+			dc = nil
+		}
+	}
 	if err != nil {
 		return nil, err
 	}
@@ -55,7 +76,14 @@ func (s *DockerSandbox) Dial(ctx context.Context, network, address string) (net.
 		}
 		return nil, opErr(dialErr(st.res))
 	}
-	c := &Conn{st: st, network: network, rdl: newDeadline(), wdl: newDeadline()}
+	if st.open.Direct && dc == nil {
+		st.close()
+		return nil, opErr(fmt.Errorf("%w: a direct connection it did not make", errStreamLied))
+	}
+	c := &Conn{st: st, dc: dc, network: network, rdl: newDeadline(), wdl: newDeadline()}
+	if dc != nil {
+		go c.watchDirect()
+	}
 	c.local = parseAddr(network, st.open.Local)
 	c.remote = parseAddr(network, st.open.Remote)
 	if c.remote == nil {
@@ -68,6 +96,7 @@ func (s *DockerSandbox) Dial(ctx context.Context, network, address string) (net.
 // addresses are the connection's in the sandbox.
 type Conn struct {
 	st            *stream
+	dc            *net.UnixConn // the connection over the port socket, if any
 	network       string
 	local, remote net.Addr
 	rdl, wdl      *deadline
@@ -84,6 +113,9 @@ func (c *Conn) Read(p []byte) (int, error) {
 	}
 	c.rmu.Lock()
 	defer c.rmu.Unlock()
+	if c.dc != nil {
+		return c.readDirect(p)
+	}
 	n, err := c.st.read(p, c.rdl)
 	return n, c.opErr("read", err)
 }
@@ -93,6 +125,9 @@ func (c *Conn) Read(p []byte) (int, error) {
 func (c *Conn) Write(p []byte) (int, error) {
 	c.wmu.Lock()
 	defer c.wmu.Unlock()
+	if c.dc != nil {
+		return c.writeDirect(p)
+	}
 	n, err := c.st.write(p, c.wdl)
 	return n, c.opErr("write", err)
 }
@@ -102,6 +137,9 @@ func (c *Conn) Write(p []byte) (int, error) {
 func (c *Conn) CloseWrite() error {
 	c.wmu.Lock()
 	defer c.wmu.Unlock()
+	if c.dc != nil {
+		return c.directErr("close", c.dc.CloseWrite())
+	}
 	return c.opErr("close", c.st.closeWrite())
 }
 
@@ -109,6 +147,9 @@ func (c *Conn) CloseWrite() error {
 // not yet read is dropped. It does not wait for the sandbox.
 func (c *Conn) Close() error {
 	c.st.close()
+	if c.dc != nil {
+		c.dc.Close()
+	}
 	return nil
 }
 
@@ -122,15 +163,30 @@ func (c *Conn) RemoteAddr() net.Addr { return c.remote }
 func (c *Conn) SetDeadline(t time.Time) error {
 	c.rdl.set(t)
 	c.wdl.set(t)
+	if c.dc != nil {
+		_ = c.dc.SetDeadline(t)
+	}
 	return nil
 }
 
 // SetReadDeadline sets the read deadline: a Read waiting past it fails
 // with an error matching os.ErrDeadlineExceeded.
-func (c *Conn) SetReadDeadline(t time.Time) error { c.rdl.set(t); return nil }
+func (c *Conn) SetReadDeadline(t time.Time) error {
+	c.rdl.set(t)
+	if c.dc != nil {
+		_ = c.dc.SetReadDeadline(t)
+	}
+	return nil
+}
 
 // SetWriteDeadline sets the write deadline, likewise.
-func (c *Conn) SetWriteDeadline(t time.Time) error { c.wdl.set(t); return nil }
+func (c *Conn) SetWriteDeadline(t time.Time) error {
+	c.wdl.set(t)
+	if c.dc != nil {
+		_ = c.dc.SetWriteDeadline(t)
+	}
+	return nil
+}
 
 var (
 	errTimeout     = os.ErrDeadlineExceeded

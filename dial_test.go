@@ -95,8 +95,22 @@ func startServer(t *testing.T, sb *sandbox.DockerSandbox, mode string, port int,
 // TestDial reaches servers in a sandbox without a network (and under the
 // secure profile with DOCKERSANDBOX_TEST_SECURE=1) through Dial, the HTTP
 // client and Forward.
+//
+// It runs twice: with the port socket (the bytes over a unix socket the
+// library shares with the container, where the engine is local) and with
+// WithDirectPorts(false) (over the shared channel's stream).
 func TestDial(t *testing.T) {
+	for _, direct := range []bool{true, false} {
+		t.Run(map[bool]string{true: "direct", false: "stream"}[direct], func(t *testing.T) {
+			t.Parallel()
+			testDial(t, direct)
+		})
+	}
+}
+
+func testDial(t *testing.T, direct bool) {
 	onEachImage(t, func(t *testing.T, sb *sandbox.DockerSandbox) {
+		require.Equal(t, direct && testenv.LocalDaemon(), sandbox.HasPortSocket(sb), "a port socket (direct %v, local daemon %v)", direct, testenv.LocalDaemon())
 		dir := testDir(t)
 		mustWrite(t, sb, dir+"/index.html", "hello from the sandbox\n")
 		startServer(t, sb, "http", 8080, dir)
@@ -179,6 +193,7 @@ func TestDial(t *testing.T) {
 			c, err := sb.Dial(testCtx(t), "tcp", "127.0.0.1:7000")
 			require.NoError(t, err)
 			defer c.Close()
+			assert.Equal(t, sandbox.HasPortSocket(sb), sandbox.ConnIsDirect(c), "over the port socket")
 			assert.Equal(t, "127.0.0.1:7000", c.RemoteAddr().String())
 			la, ok := c.LocalAddr().(*net.TCPAddr)
 			require.True(t, ok, "local address %T", c.LocalAddr())
@@ -314,7 +329,7 @@ func TestDial(t *testing.T) {
 			require.Error(t, err, "a reset read as a clean EOF")
 			require.ErrorIs(t, err, syscall.ECONNRESET)
 		})
-	}, sandbox.WithNetworkMode("none"))
+	}, sandbox.WithNetworkMode("none"), sandbox.WithDirectPorts(direct))
 }
 
 // echoOnce sends msg through the echo server on port 7000 and checks the answer.

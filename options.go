@@ -60,6 +60,7 @@ type options struct {
 	binds          []string
 	workingDir     string
 	autoRemove     bool
+	directPorts    bool // WithDirectPorts
 	executeTimeout time.Duration
 	maxOutputBytes int
 	clientOpts     []client.Opt
@@ -99,6 +100,7 @@ func defaults() *options {
 		image:          DefaultImage,
 		workingDir:     DefaultWorkingDir,
 		autoRemove:     true,
+		directPorts:    true,
 		executeTimeout: DefaultExecuteTimeout,
 		maxOutputBytes: DefaultMaxOutputBytes,
 		maxDownload:    DefaultMaxDownloadBytes,
@@ -174,6 +176,21 @@ func WithWorkingDir(dir string) Option {
 			return fmt.Errorf("working dir %q must be an absolute path", dir)
 		}
 		o.workingDir = path.Clean(dir)
+		return nil
+	}
+}
+
+// WithDirectPorts says whether Dial, Forward and the HTTP transport may
+// carry their bytes over a unix socket the library shares with the
+// container (default true), rather than over the engine's exec stream
+// that the other operations use. It applies only where the engine runs on
+// this machine (Docker or Podman on a local unix socket, on Linux), to a
+// sandbox that New made and Close removes (WithAutoRemove(true)): the
+// socket's directory is bind-mounted read-only at /run/dockersandbox.
+// Anything that keeps a connection from using it makes it use the stream.
+func WithDirectPorts(on bool) Option {
+	return func(o *options) error {
+		o.directPorts = on
 		return nil
 	}
 }

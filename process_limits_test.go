@@ -1,6 +1,7 @@
 package sandbox_test
 
 import (
+	"context"
 	"fmt"
 	"testing"
 	"time"
@@ -20,7 +21,9 @@ func TestProcessTableLimit(t *testing.T) {
 	}
 	t.Parallel()
 	sb := newSandbox(t, testenv.BusyboxImage)
-	ctx := testCtx(t)
+	// 1025 starts: a minute was not enough at load 20 (each start forks).
+	ctx, cancel := context.WithTimeout(context.Background(), 4*time.Minute)
+	defer cancel()
 	first, err := sb.Start(ctx, "exit 0")
 	require.NoError(t, err)
 	_, err = first.Wait(ctx)

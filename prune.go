@@ -61,6 +61,7 @@ func Prune(ctx context.Context, f Filter, opts ...Option) ([]string, error) {
 		if err := eng.Remove(rctx, c.ID); err != nil {
 			return fmt.Errorf("remove %s: %w", shortID(c.ID), daemonErr(err))
 		}
+		removePortsDir(c.Labels[labelPortsDir])
 		removed = append(removed, shortID(c.ID))
 		return nil
 	})

@@ -37,6 +37,9 @@ type DockerSandbox struct {
 	chRetryAt time.Time
 
 	life lifeState // paused, stopped, calls in flight (pause.go)
+
+	ports    *portSocket // the port socket Dial uses, if any (ports_socket.go)
+	portsDir string      // a detached sandbox's port socket directory, to remove with it
 }
 
 // closeCall is one attempt of Close; concurrent callers share its outcome.
@@ -164,15 +167,24 @@ func createDocker(ctx context.Context, d *dockerEngine, o *options) (*DockerSand
 	}
 	sweepAbandoned(ctx, d)
 	sp, cfg, host := o.containerConfig()
+	ps := o.portSocket(d, host) // nil when Dial cannot use one
+	if ps != nil {
+		host.Mounts = append(host.Mounts, ps.mount())
+		cfg.Labels[labelPortsDir] = ps.parent
+	}
 	tries := map[string]int{} // limits New set after a refusal, by name
 	for {
 		cfg.Labels[LabelCreated] = time.Now().UTC().Format(time.RFC3339)
 		s, err := createOnce(ctx, d, o, sp, cfg, host, bin)
 		if err == nil {
+			s.ports = ps
 			return s, nil
 		}
 		retry, err := adaptUlimits(host, tries, err)
 		if !retry {
+			if ps != nil {
+				ps.close()
+			}
 			return nil, err
 		}
 	}
@@ -256,6 +268,9 @@ func (s *DockerSandbox) Close() error {
 		c.err = s.remove()
 	} else {
 		c.err = s.stop()
+	}
+	if c.err == nil {
+		s.closePorts()
 	}
 	s.closeMu.Lock()
 	s.closing = nil

@@ -30,9 +30,19 @@ func (t *streamTable) dial(ctx context.Context, id uint32, req proto.Request, se
 	defer conn.Close()
 	st, sctx := t.open(ctx, id, req.Op, send)
 	defer t.remove(id)
-	open, _ := json.Marshal(proto.StreamOpen{Local: addrString(conn.LocalAddr()), Remote: addrString(conn.RemoteAddr())})
+	var dc *net.UnixConn
+	if req.Direct != "" {
+		dc = directConnect(sctx, req.Direct, req.Token) // dial_direct.go
+	}
+	open, _ := json.Marshal(proto.StreamOpen{Local: addrString(conn.LocalAddr()), Remote: addrString(conn.RemoteAddr()), Direct: dc != nil})
 	if err := send(proto.KindOpen, open); err != nil {
+		if dc != nil {
+			dc.Close()
+		}
 		return &proto.Result{Error: proto.ErrorOf(err)}
+	}
+	if dc != nil {
+		return dialResult(ctx, spliceDirect(sctx, conn, dc))
 	}
 	up, down := make(chan error, 1), make(chan error, 1)
 	go func() { up <- st.pumpUp(sctx, conn) }()
@@ -59,6 +69,12 @@ func (t *streamTable) dial(ctx context.Context, id uint32, req proto.Request, se
 	if !downDone {
 		<-down
 	}
+	return dialResult(ctx, failure)
+}
+
+// dialResult is the Result of a dial that ended with failure (nil: both
+// sides closed it).
+func dialResult(ctx context.Context, failure error) *proto.Result {
 	switch {
 	case failure == nil, errors.Is(failure, context.Canceled) && ctx.Err() != nil:
 		return &proto.Result{}

@@ -211,5 +211,5 @@ func validateStream(req *proto.Request) *proto.Error {
 	case len(req.Address) > 4096 || strings.IndexByte(req.Address, 0) >= 0:
 		return badRequest("dial: unusable address %q", clip(req.Address))
 	}
-	return nil
+	return validateDirect(req)
 }

@@ -56,6 +56,11 @@ type Request struct {
 	Network   string `json:"network,omitempty"`
 	Address   string `json:"address,omitempty"`
 	Recursive bool   `json:"recursive,omitempty"`
+	// dial: a unix socket (a path in the sandbox) of the library's to
+	// carry the connection over instead of the stream, introduced with
+	// Token (hex); see StreamOpen.Direct.
+	Direct string `json:"direct,omitempty"`
+	Token  string `json:"token,omitempty"`
 
 	// files
 	Path       string   `json:"path,omitempty"`

@@ -56,7 +56,19 @@ const maxOpen = 1 << 10
 type StreamOpen struct {
 	Local  string `json:"local,omitempty"`  // dial: the connection's local address in the sandbox
 	Remote string `json:"remote,omitempty"` // dial: its remote address
+	// Direct: the connection goes over the library's socket (Request.Direct),
+	// which the library acknowledged; no data frames follow, the Result
+	// still ends the stream.
+	Direct bool `json:"direct,omitempty"`
 }
+
+// DirectTokenSize is the size of a direct connection's token, which the
+// helper writes first on the library's socket; the library answers
+// DirectAck once it took the connection.
+const DirectTokenSize = 16
+
+// DirectAck is the byte the library writes on a direct connection it took.
+const DirectAck = 0x06
 
 // Codes of a stream's Result error.
 const (

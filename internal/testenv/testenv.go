@@ -13,6 +13,7 @@ import (
 	"errors"
 	"fmt"
 	"os"
+	"runtime"
 	"strconv"
 	"strings"
 	"testing"
@@ -222,4 +223,12 @@ func Podman(tb testing.TB) bool {
 		}
 	}
 	return false
+}
+
+// LocalDaemon reports whether the daemon of the environment runs on this
+// machine as the library sees it (on Linux, reached on a unix socket):
+// where sandboxes share a port socket with their container.
+func LocalDaemon() bool {
+	h := os.Getenv("DOCKER_HOST")
+	return runtime.GOOS == "linux" && (h == "" || strings.HasPrefix(h, "unix://"))
 }
