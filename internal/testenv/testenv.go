@@ -121,12 +121,16 @@ func LeakedSnapshots(ctx context.Context, cli *client.Client, owner string) ([]s
 // Main is a TestMain for integration test packages: it connects to the
 // daemon and ensures the test images exist (exiting 1 if either fails), runs
 // the tests, then force-removes every container this process left behind and
-// exits non-zero if there was any, even when all tests passed.
+// exits non-zero if there was any, even when all tests passed. On a
+// relayed engine (EngineVar), it checks the relay and the leaks there.
 func Main(m *testing.M) {
 	os.Exit(runMain(m))
 }
 
 func runMain(m *testing.M) int {
+	if Relayed() {
+		return runRelayed(m)
+	}
 	ctx := context.Background()
 	cli, err := NewClient(ctx)
 	if err != nil {
