@@ -23,6 +23,7 @@ import (
 
 	cerrdefs "github.com/containerd/errdefs"
 	"github.com/dockersandbox/sandbox"
+	"github.com/dockersandbox/sandbox/engine"
 	"github.com/dockersandbox/sandbox/internal/testenv"
 	"github.com/moby/moby/api/types/container"
 	"github.com/moby/moby/api/types/mount"
@@ -216,7 +217,7 @@ func startChild(t *testing.T, mode string) (*exec.Cmd, string) {
 		_ = cmd.Process.Kill()
 		_ = cmd.Wait()
 		if id != "" {
-			_, _ = testenv.Client(t).ContainerRemove(context.Background(), id, client.ContainerRemoveOptions{Force: true, RemoveVolumes: true})
+			_ = removeBox(t, id)
 		}
 	})
 	lines := make(chan string)
@@ -260,8 +261,17 @@ func killChild(t *testing.T, cmd *exec.Cmd) {
 // waitGone waits, at most noHang, until the container id no longer exists.
 func waitGone(t *testing.T, id string) {
 	t.Helper()
-	cli := testenv.Client(t)
 	deadline := time.Now().Add(noHang)
+	if testenv.Relayed() {
+		for testenv.SandboxExists(t, id) {
+			if time.Now().After(deadline) {
+				t.Fatalf("sandbox %s still exists %v after its owner died", id, noHang)
+			}
+			time.Sleep(200 * time.Millisecond)
+		}
+		return
+	}
+	cli := testenv.Client(t)
 	for {
 		_, err := cli.ContainerInspect(context.Background(), id, client.ContainerInspectOptions{})
 		if cerrdefs.IsNotFound(err) || err != nil && strings.Contains(err.Error(), "no such container") { // Podman, mid-removal
@@ -277,9 +287,9 @@ func waitGone(t *testing.T, id string) {
 
 func running(t *testing.T, id string) bool {
 	t.Helper()
-	info, err := testenv.Client(t).ContainerInspect(context.Background(), id, client.ContainerInspectOptions{})
+	info, err := inspectBox(t, id)
 	require.NoError(t, err)
-	return info.Container.State != nil && info.Container.State.Running
+	return info.State == engine.StateRunning
 }
 
 // A host process killed mid-session (SIGKILL: no Close, no deferred
@@ -370,7 +380,7 @@ func TestPruneDeadOwners(t *testing.T) {
 
 	t.Run("API", func(t *testing.T) {
 		id := orphan(t)
-		removed, err := sandbox.Prune(testCtx(t), sandbox.Filter{DeadOwners: true, Labels: scope})
+		removed, err := sandbox.Prune(testCtx(t), sandbox.Filter{DeadOwners: true, Labels: scope}, onEngine()...)
 		require.NoError(t, err)
 		assert.Contains(t, removed, id)
 		assert.NotContains(t, removed, mine.ID())
@@ -453,7 +463,7 @@ func TestAttach(t *testing.T) {
 			wantUser := mustSh(t, sb, "id -u")
 
 			for _, ref := range []string{sb.ID(), name} {
-				a, err := sandbox.Attach(ctx, ref)
+				a, err := sandbox.Attach(ctx, ref, onEngine()...)
 				require.NoError(t, err, ref)
 				assert.Equal(t, sb.ID(), a.ID())
 				assert.Equal(t, "/home/sandbox/project", a.WorkingDir())
@@ -469,11 +479,11 @@ func TestAttach(t *testing.T) {
 				assert.Equal(t, "from "+ref, page.Content)
 			}
 
-			a, err := sandbox.Attach(ctx, name)
+			a, err := sandbox.Attach(ctx, name, onEngine()...)
 			require.NoError(t, err)
 			require.NoError(t, a.Close())
-			_, err = testenv.Client(t).ContainerInspect(ctx, sb.ID(), client.ContainerInspectOptions{})
-			assert.True(t, cerrdefs.IsNotFound(err), "Close of an attached sandbox removes the container: %v", err)
+			_, err = inspectBox(t, sb.ID())
+			assert.ErrorIs(t, err, engine.ErrNotFound, "Close of an attached sandbox removes the container")
 			_, err = sb.Execute(ctx, "true")
 			assert.ErrorIs(t, err, sandbox.ErrGone)
 		})
@@ -482,6 +492,12 @@ func TestAttach(t *testing.T) {
 
 func TestAttachRefused(t *testing.T) {
 	ctx := testCtx(t)
+	// No such container.
+	_, err := sandbox.Attach(ctx, "dockersandbox-no-such-container", onEngine()...)
+	assert.ErrorIs(t, err, sandbox.ErrGone)
+	if testenv.Relayed() {
+		t.Skip("the rest is Docker's: a container made without the library, and one killed from outside (a pod's PID 1 cannot be killed through the engine)")
+	}
 	cli := testenv.Client(t)
 
 	// Not a sandbox: a container without the library's label.
@@ -493,34 +509,33 @@ func TestAttachRefused(t *testing.T) {
 	t.Cleanup(func() {
 		_, _ = cli.ContainerRemove(context.Background(), plain.ID, client.ContainerRemoveOptions{Force: true})
 	})
-	_, err = sandbox.Attach(ctx, plain.ID)
+	_, err = sandbox.Attach(ctx, plain.ID, onEngine()...)
 	assert.ErrorIs(t, err, sandbox.ErrInvalidOption)
 
 	// A sandbox that is not running.
 	sb := newSandbox(t, testenv.BusyboxImage)
 	_, err = cli.ContainerKill(ctx, sb.ID(), client.ContainerKillOptions{Signal: "KILL"})
 	require.NoError(t, err)
-	_, err = sandbox.Attach(ctx, sb.ID())
-	assert.ErrorIs(t, err, sandbox.ErrGone)
-
-	// No such container.
-	_, err = sandbox.Attach(ctx, "dockersandbox-no-such-container")
+	_, err = sandbox.Attach(ctx, sb.ID(), onEngine()...)
 	assert.ErrorIs(t, err, sandbox.ErrGone)
 }
 
 // A container killed or removed from outside, during a command or between
 // calls, makes every call fail with ErrGone, promptly; Close still works.
 func TestContainerGoneFromOutside(t *testing.T) {
-	cli := testenv.Client(t)
 	kill := map[string]func(ctx context.Context, id string) error{
-		"killed": func(ctx context.Context, id string) error {
+		"removed": func(ctx context.Context, id string) error { return testEngine(t).Remove(ctx, id) },
+	}
+	if !testenv.Relayed() { // a pod's PID 1 cannot be killed through the engine
+		cli := testenv.Client(t)
+		kill["killed"] = func(ctx context.Context, id string) error {
 			_, err := cli.ContainerKill(ctx, id, client.ContainerKillOptions{Signal: "KILL"})
 			return err
-		},
-		"removed": func(ctx context.Context, id string) error {
+		}
+		kill["removed"] = func(ctx context.Context, id string) error {
 			_, err := cli.ContainerRemove(ctx, id, client.ContainerRemoveOptions{Force: true, RemoveVolumes: true})
 			return err
-		},
+		}
 	}
 	for how, end := range kill {
 		for _, when := range []string{"during a command", "between calls"} {
@@ -779,6 +794,7 @@ type privateDaemon struct {
 // needed to run a daemon.
 func startPrivateDaemon(t *testing.T, args ...string) *privateDaemon {
 	t.Helper()
+	testenv.RequireDocker(t, "a private dockerd (frozen, restarted or killed) is the test's subject")
 	if os.Geteuid() != 0 {
 		t.Skip("a private dockerd needs root")
 	}

@@ -16,6 +16,7 @@ import (
 
 	"github.com/dockersandbox/sandbox/engine"
 	"github.com/dockersandbox/sandbox/internal/enginerelay"
+	"github.com/moby/moby/client"
 )
 
 // EngineVar selects the engine the tests run on: unset, Docker (or Podman)
@@ -136,7 +137,14 @@ func execEngine(tb testing.TB, e engine.Engine, id, user string, cmd ...string) 
 	tb.Helper()
 	ctx, cancel := context.WithTimeout(context.Background(), time.Minute)
 	defer cancel()
-	argv := append([]string{"/bin/sh", "-c", `"$@"; printf '` + strings.ReplaceAll(exitMark, "\n", `\n`) + `%d' $?`, "sh"}, cmd...)
+	script := `"$@"; printf '` + strings.ReplaceAll(exitMark, "\n", `\n`) + `%d' $?`
+	if user == "0" || user == "root" || user == "0:0" {
+		// A pod's processes all run as its user: root is asked of a
+		// sandbox that runs as root (the script checks), as "".
+		script = `[ "$(id -u)" = 0 ] || { echo "testenv: the sandbox does not run as root: $(id)"; printf '` + strings.ReplaceAll(exitMark, "\n", `\n`) + `%d' 126; exit; }; ` + script
+		user = ""
+	}
+	argv := append([]string{"/bin/sh", "-c", script, "sh"}, cmd...)
 	s, err := e.Exec(ctx, id, argv, user)
 	if err != nil {
 		tb.Fatalf("exec %v: %v", cmd, err)
@@ -208,3 +216,38 @@ func sandboxExistsEngine(tb testing.TB, e engine.Engine, id string) bool {
 }
 
 func isNotFound(err error) bool { return errors.Is(err, engine.ErrNotFound) }
+
+// BackdoorClient is Client for a test that reaches the sandbox behind the
+// library's back only through Exec and CopyFiles: nil on a relayed engine
+// (they use the engine then), Client otherwise.
+func BackdoorClient(tb testing.TB) *client.Client {
+	tb.Helper()
+	if Relayed() {
+		return nil
+	}
+	return Client(tb)
+}
+
+// Owned returns the IDs of the sandboxes (in any state) this test process
+// made that exist, on the engine the tests run on.
+func Owned(tb testing.TB) []string {
+	tb.Helper()
+	ctx, cancel := context.WithTimeout(context.Background(), time.Minute)
+	defer cancel()
+	if e := Engine(); e != nil {
+		infos, err := e.List(ctx, map[string]string{LabelOwner: Owner()})
+		if err != nil {
+			tb.Fatal(err)
+		}
+		ids := make([]string, len(infos))
+		for i, in := range infos {
+			ids[i] = in.ID
+		}
+		return ids
+	}
+	ids, err := Leaked(ctx, Client(tb), Owner())
+	if err != nil {
+		tb.Fatal(err)
+	}
+	return ids
+}

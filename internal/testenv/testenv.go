@@ -61,10 +61,14 @@ func NewClient(ctx context.Context) (*client.Client, error) {
 }
 
 // Client returns a pinged client for the daemon configured by the
-// environment and closes it when tb ends. It fails tb (it never skips) when
-// the daemon is unreachable.
+// environment and closes it when tb ends. It fails tb when the daemon is
+// unreachable; on a relayed engine (Relayed), it skips tb: a test that
+// reaches Docker directly is Docker's.
 func Client(tb testing.TB) *client.Client {
 	tb.Helper()
+	if Relayed() {
+		RequireDocker(tb, "the test reaches the Docker daemon directly, behind the engine")
+	}
 	cli, err := NewClient(context.Background())
 	if err != nil {
 		tb.Fatalf("%v", err)
@@ -216,6 +220,9 @@ func leakErr(msg string) error {
 // API, for the few assertions that differ (documented in the README).
 func Podman(tb testing.TB) bool {
 	tb.Helper()
+	if Relayed() {
+		return false
+	}
 	v, err := Client(tb).ServerVersion(context.Background(), client.ServerVersionOptions{})
 	if err != nil {
 		tb.Fatalf("testenv: server version: %v", err)

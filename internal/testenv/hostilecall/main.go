@@ -65,6 +65,9 @@ func main() {
 	if *maxDownload > 0 {
 		opts = append(opts, sandbox.WithMaxDownloadBytes(*maxDownload))
 	}
+	if e := testenv.Engine(); e != nil { // the engine the tests run on (DOCKERSANDBOX_TEST_ENGINE)
+		opts = append(opts, sandbox.WithEngine(e))
+	}
 	sb, err := sandbox.Attach(context.Background(), *id, opts...)
 	if err != nil {
 		rep.Attach = err.Error()
