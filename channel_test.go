@@ -136,6 +136,7 @@ func TestProtocolVersionMismatch(t *testing.T) {
 	c := sb.Command(ctx, "cat > /tmp/h && chmod 755 /tmp/h && mv /tmp/h /.dockersandbox/sandbox-helper")
 	c.Stdin = stringsReader(script)
 	if secure {
+		requireExecAs(t)
 		// The profile's user cannot touch the helper; root (without
 		// capabilities) owns it.
 		res, err := sb.Execute(ctx, "touch /.dockersandbox/sandbox-helper")

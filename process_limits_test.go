@@ -68,6 +68,7 @@ func TestProcessAfterRestart(t *testing.T) {
 // the sandbox's user may not enter ends the process with status 127 and
 // the reason in its output.
 func TestProcessDirNotEntered(t *testing.T) {
+	requireExecAs(t)
 	t.Parallel()
 	sb := newSandbox(t, testenv.BusyboxImage, sandbox.WithUser("65534:65534"))
 	ctx := testCtx(t)

@@ -67,3 +67,11 @@ func requireStopper(t testing.TB) {
 		}
 	}
 }
+
+// requireExecAs skips t where commands run as a user other than the
+// sandbox's (ExecUser, Cmd.User) are not served: on Kubernetes a pod's
+// processes all run as its user (k8s refuses with errors.ErrUnsupported).
+func requireExecAs(t testing.TB) {
+	t.Helper()
+	testenv.RequireDocker(t, "a command as another user than the sandbox's (ExecUser): a pod's processes all run as its user")
+}
