@@ -53,6 +53,7 @@ func TestNewAndClose(t *testing.T) {
 }
 
 func TestCloseWithoutAutoRemove(t *testing.T) {
+	requireStopper(t) // Close without auto-remove stops the sandbox, keeping it
 	ctx := testCtx(t)
 	name := fmt.Sprintf("sandbox-test-keep-%d", time.Now().UnixNano())
 	sb, err := sandbox.New(ctx, sandboxOptions(testenv.BusyboxImage, sandbox.WithAutoRemove(false), sandbox.WithName(name))...)
