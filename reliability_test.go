@@ -399,6 +399,7 @@ func TestPruneDeadOwners(t *testing.T) {
 	})
 
 	t.Run("CLI", func(t *testing.T) {
+		testenv.RequireDocker(t, "the CLI (cmd/sandbox) reaches Docker from the environment: it has no engine flag yet")
 		bin := filepath.Join(t.TempDir(), "sandbox")
 		out, err := exec.Command("go", "build", "-o", bin, "./cmd/sandbox").CombinedOutput()
 		require.NoError(t, err, "build the CLI: %s", out)
