@@ -343,10 +343,12 @@ func (s *DockerSandbox) stop() error {
 	ctx, cancel := context.WithTimeout(context.Background(), s.closeBound())
 	defer cancel()
 	err := s.stopContainer(ctx, stopTimeout) // also a paused one (stop.go)
-	if errors.Is(err, errors.ErrUnsupported) { // an engine that cannot stop (Kubernetes)
+	// An engine that cannot stop (Kubernetes): a sandbox gone, or ended by
+	// itself, is kept as it is.
+	if errors.Is(err, errors.ErrUnsupported) {
 		info, ierr := s.eng.Inspect(ctx, s.id)
 		if errors.Is(ierr, engine.ErrNotFound) || ierr == nil && info.State == engine.StateExited {
-			err = nil // gone, or ended by itself: kept as it is
+			err = nil
 		}
 	}
 	if err != nil && !errors.Is(err, engine.ErrNotFound) {
