@@ -26,6 +26,7 @@ import (
 	"time"
 
 	"github.com/dockersandbox/sandbox"
+	"github.com/dockersandbox/sandbox/internal/testenv"
 )
 
 // Report is what hostilecall prints.
