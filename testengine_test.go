@@ -75,3 +75,13 @@ func requireExecAs(t testing.TB) {
 	t.Helper()
 	testenv.RequireDocker(t, "a command as another user than the sandbox's (ExecUser): a pod's processes all run as its user")
 }
+
+// sandboxUser is the test images' user "sandbox" (uid 1000) as the engine
+// takes it: by name on Docker, by number elsewhere (a pod runs as a
+// numeric uid only).
+func sandboxUser() sandbox.Option {
+	if testenv.Relayed() {
+		return sandbox.WithUser("1000:1000")
+	}
+	return sandbox.WithUser("sandbox")
+}

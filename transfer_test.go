@@ -315,5 +315,5 @@ func TestTransferUser(t *testing.T) {
 			assert.Equal(t, "0", mustSh(t, sb, "id -u", sandbox.ExecUser("0")))
 			assert.Equal(t, strconv.Itoa(1000), mustSh(t, sb, "id -u"))
 		})
-	}, sandbox.WithUser("sandbox"))
+	}, sandboxUser())
 }
