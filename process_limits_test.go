@@ -43,6 +43,7 @@ func TestProcessTableLimit(t *testing.T) {
 // TestProcessAfterRestart: a stopped and restarted sandbox has a new PID 1
 // and an empty table: an old ID is ErrProcessNotFound, new processes run.
 func TestProcessAfterRestart(t *testing.T) {
+	requireStopper(t)
 	t.Parallel()
 	sb := newSandbox(t, testenv.BusyboxImage)
 	ctx := testCtx(t)
