@@ -32,6 +32,7 @@ func tarOf(t *testing.T, entries ...[2]string) []byte {
 }
 
 func TestUnsupportedArchitecture(t *testing.T) {
+	testenv.RequireDocker(t, "loads an image of another architecture into Docker")
 	ctx := testCtx(t)
 	cli := testenv.Client(t)
 	const ref = "dockersandbox-test/s390x:1"

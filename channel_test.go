@@ -15,14 +15,21 @@ import (
 	"github.com/stretchr/testify/require"
 )
 
+// killServeScript kills every helper serving a channel.
+const killServeScript = "for p in /proc/[0-9]*; do tr '\\0' ' ' < $p/cmdline | grep -q '^/.dockersandbox/sandbox-helper serve' && kill -9 ${p#/proc/}; done; true"
+
 // killServe kills the helper serving the shared channel, from outside.
 func killServe(t *testing.T, sb *sandbox.DockerSandbox) {
 	t.Helper()
+	if testenv.Relayed() {
+		testenv.Exec(t, nil, sb.ID(), "", "sh", "-c", killServeScript)
+		return
+	}
 	cli := testenv.Client(t)
 	ctx := testCtx(t)
 	ex, err := cli.ExecCreate(ctx, sb.ID(), client.ExecCreateOptions{
 		AttachStdout: true, AttachStderr: true, // Podman requires a stream
-		Cmd: []string{"sh", "-c", "for p in /proc/[0-9]*; do tr '\\0' ' ' < $p/cmdline | grep -q '^/.dockersandbox/sandbox-helper serve' && kill -9 ${p#/proc/}; done; true"},
+		Cmd: []string{"sh", "-c", killServeScript},
 	})
 	require.NoError(t, err)
 	att, err := cli.ExecAttach(ctx, ex.ID, client.ExecAttachOptions{})
@@ -129,6 +136,7 @@ func TestProtocolVersionMismatch(t *testing.T) {
 	c := sb.Command(ctx, "cat > /tmp/h && chmod 755 /tmp/h && mv /tmp/h /.dockersandbox/sandbox-helper")
 	c.Stdin = stringsReader(script)
 	if secure {
+		requireExecAs(t)
 		// The profile's user cannot touch the helper; root (without
 		// capabilities) owns it.
 		res, err := sb.Execute(ctx, "touch /.dockersandbox/sandbox-helper")

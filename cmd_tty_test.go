@@ -202,6 +202,7 @@ func TestTTYTimeoutAndErrors(t *testing.T) {
 // the command fails to start with an error that says so and matches
 // fs.ErrNotExist; commands without a terminal still run.
 func TestTTYNoPTY(t *testing.T) {
+	requireExecAs(t)
 	t.Parallel()
 	sb := newSandbox(t, images[0])
 	ctx := testCtx(t)

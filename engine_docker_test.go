@@ -30,6 +30,7 @@ func dockerEngine(t *testing.T) engine.Engine {
 
 // TestDockerEngineConformance runs the engine suite on the Docker engine.
 func TestDockerEngineConformance(t *testing.T) {
+	testenv.RequireDocker(t, "the Docker engine itself (the relayed engine passes enginetest in its own module)")
 	e := dockerEngine(t)
 	for _, image := range images {
 		t.Run(image, func(t *testing.T) { enginetest.Run(t, e, image) })
@@ -87,6 +88,7 @@ func (o otherEngine) CopyFrom(ctx context.Context, id, path string) (io.ReadClos
 }
 
 func TestWithEngineNeutral(t *testing.T) {
+	testenv.RequireDocker(t, "wraps the Docker engine in one of another name")
 	e := otherEngine{dockerEngine(t)}
 	label := map[string]string{"enginetest-neutral": testenv.Owner()}
 	for _, secureProfile := range []bool{false, true} {
@@ -147,6 +149,7 @@ func TestWithEngineNeutral(t *testing.T) {
 // TestWithEngineRefusals: Docker-only options on another engine, and
 // WithEngine beside a Docker client option, fail before anything is made.
 func TestWithEngineRefusals(t *testing.T) {
+	testenv.RequireDocker(t, "wraps the Docker engine in one of another name")
 	e := otherEngine{dockerEngine(t)}
 	for name, opt := range map[string]sandbox.Option{
 		"WithVolumes":         sandbox.WithVolumes("/tmp:/x"),
@@ -175,6 +178,7 @@ func TestWithEngineRefusals(t *testing.T) {
 // TestWithEngineDocker: DockerEngine's value takes the Docker path (its
 // options, snapshots), and the sandbox leaves the engine open.
 func TestWithEngineDocker(t *testing.T) {
+	testenv.RequireDocker(t, "the Docker engine itself (the relayed engine passes enginetest in its own module)")
 	e := dockerEngine(t)
 	sb, err := sandbox.New(testCtx(t), sandboxOptions(testenv.BusyboxImage, sandbox.WithEngine(e), sandbox.WithShmSize(8<<20))...)
 	require.NoError(t, err)

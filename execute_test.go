@@ -240,6 +240,7 @@ func TestCmd(t *testing.T) {
 		assert.Equal(t, "a\nb\n", w.buf.String())
 	})
 	t.Run("user", func(t *testing.T) {
+		requireExecAs(t)
 		var out bytes.Buffer
 		c := sb.Command(ctx, "id -u")
 		c.User, c.Stdout = "sandbox", &out

@@ -68,7 +68,7 @@ func TestScopedListAndPrune(t *testing.T) {
 	slices.Sort(all)
 	sorted := func(s ...string) []string { slices.Sort(s); return s }
 
-	list, err := sandbox.List(ctx, sandbox.Filter{Labels: map[string]string{app: run}})
+	list, err := sandbox.List(ctx, sandbox.Filter{Labels: map[string]string{app: run}}, onEngine()...)
 	require.NoError(t, err)
 	assert.Equal(t, all, ids(list), "by label: this run's four")
 	for _, s := range list {
@@ -76,30 +76,30 @@ func TestScopedListAndPrune(t *testing.T) {
 		assert.Equal(t, "running", s.State)
 		assert.WithinDuration(t, time.Now(), s.Created, 2*time.Minute)
 	}
-	list, err = sandbox.List(ctx, sandbox.Filter{Owner: progA})
+	list, err = sandbox.List(ctx, sandbox.Filter{Owner: progA}, onEngine()...)
 	require.NoError(t, err)
 	assert.Equal(t, sorted(a1.ID(), a2.ID()), ids(list), "by owner")
-	list, err = sandbox.List(ctx, sandbox.Filter{Labels: map[string]string{app: run, "role": "web"}})
+	list, err = sandbox.List(ctx, sandbox.Filter{Labels: map[string]string{app: run, "role": "web"}}, onEngine()...)
 	require.NoError(t, err)
 	assert.Equal(t, sorted(a1.ID(), b1.ID(), orphan.ID()), ids(list), "two labels: both must hold")
-	list, err = sandbox.List(ctx, sandbox.Filter{Owner: progA, Labels: map[string]string{"role": "web"}})
+	list, err = sandbox.List(ctx, sandbox.Filter{Owner: progA, Labels: map[string]string{"role": "web"}}, onEngine()...)
 	require.NoError(t, err)
 	assert.Equal(t, []string{a1.ID()}, ids(list), "owner AND label")
-	list, err = sandbox.List(ctx, sandbox.Filter{Labels: map[string]string{app: ""}, Owner: progB})
+	list, err = sandbox.List(ctx, sandbox.Filter{Labels: map[string]string{app: ""}, Owner: progB}, onEngine()...)
 	require.NoError(t, err)
 	assert.Equal(t, []string{b1.ID()}, ids(list), "a label with any value")
-	list, err = sandbox.List(ctx, sandbox.Filter{Labels: map[string]string{app: run}, OlderThan: time.Hour})
+	list, err = sandbox.List(ctx, sandbox.Filter{Labels: map[string]string{app: run}, OlderThan: time.Hour}, onEngine()...)
 	require.NoError(t, err)
 	assert.Empty(t, list, "label AND age: none is an hour old")
-	list, err = sandbox.List(ctx, sandbox.Filter{Labels: map[string]string{app: run}, DeadOwners: true})
+	list, err = sandbox.List(ctx, sandbox.Filter{Labels: map[string]string{app: run}, DeadOwners: true}, onEngine()...)
 	require.NoError(t, err)
 	assert.Equal(t, []string{orphan.ID()}, ids(list), "label AND dead owner")
-	list, err = sandbox.List(ctx, sandbox.Filter{})
+	list, err = sandbox.List(ctx, sandbox.Filter{}, onEngine()...)
 	require.NoError(t, err)
 	assert.Subset(t, ids(list), all, "the zero Filter lists every sandbox")
 
 	// Program B cleans up after itself: A's sandboxes and the orphan stay.
-	removed, err := sandbox.Prune(ctx, sandbox.Filter{Owner: progB})
+	removed, err := sandbox.Prune(ctx, sandbox.Filter{Owner: progB}, onEngine()...)
 	require.NoError(t, err)
 	assert.Equal(t, []string{b1.ID()}, removed)
 	_, err = b1.Execute(ctx, "true")
@@ -110,14 +110,14 @@ func TestScopedListAndPrune(t *testing.T) {
 		assert.Equal(t, "alive\n", res.Output, "%s is untouched", sb.ID())
 	}
 	// Orphans of this run only: not A's, not another program's.
-	removed, err = sandbox.Prune(ctx, sandbox.Filter{Labels: map[string]string{app: run}, DeadOwners: true})
+	removed, err = sandbox.Prune(ctx, sandbox.Filter{Labels: map[string]string{app: run}, DeadOwners: true}, onEngine()...)
 	require.NoError(t, err)
 	assert.Equal(t, []string{orphan.ID()}, removed)
 	// A's database only.
-	removed, err = sandbox.Prune(ctx, sandbox.Filter{Owner: progA, Labels: map[string]string{"role": "db"}})
+	removed, err = sandbox.Prune(ctx, sandbox.Filter{Owner: progA, Labels: map[string]string{"role": "db"}}, onEngine()...)
 	require.NoError(t, err)
 	assert.Equal(t, []string{a2.ID()}, removed)
-	list, err = sandbox.List(ctx, sandbox.Filter{Labels: map[string]string{app: run}})
+	list, err = sandbox.List(ctx, sandbox.Filter{Labels: map[string]string{app: run}}, onEngine()...)
 	require.NoError(t, err)
 	assert.Equal(t, []string{a1.ID()}, ids(list))
 }
@@ -132,12 +132,12 @@ func TestFilterInvalid(t *testing.T) {
 		"all and owner":  {All: true, Owner: "x"},
 		"all and labels": {All: true, Labels: map[string]string{"a": "b"}},
 	} {
-		_, err := sandbox.List(ctx, f)
+		_, err := sandbox.List(ctx, f, onEngine()...)
 		assert.ErrorIs(t, err, sandbox.ErrInvalidOption, "List: %s", name)
-		_, err = sandbox.Prune(ctx, f)
+		_, err = sandbox.Prune(ctx, f, onEngine()...)
 		assert.ErrorIs(t, err, sandbox.ErrInvalidOption, "Prune: %s", name)
 	}
-	_, err := sandbox.Prune(ctx, sandbox.Filter{})
+	_, err := sandbox.Prune(ctx, sandbox.Filter{}, onEngine()...)
 	assert.ErrorIs(t, err, sandbox.ErrInvalidOption, "the zero Filter would remove everything")
 	assert.Equal(t, "owner=x label:a=1 label:b= older-than=1h0m0s dead-owners",
 		sandbox.Filter{Owner: "x", Labels: map[string]string{"b": "", "a": "1"}, OlderThan: time.Hour, DeadOwners: true}.String())

@@ -21,7 +21,7 @@ func TestDetach(t *testing.T) {
 	id := sb.ID()
 	t.Cleanup(func() { // whatever happens below, nothing is left behind
 		if testenv.SandboxExists(t, id) {
-			if h, err := sandbox.Attach(context.Background(), id); err == nil {
+			if h, err := sandbox.Attach(context.Background(), id, onEngine()...); err == nil {
 				h.Close()
 			}
 		}
@@ -50,7 +50,7 @@ func TestDetach(t *testing.T) {
 	sb.Detach() // again: nothing
 	require.True(t, testenv.SandboxExists(t, id), "Detach or the Close after it touched the container")
 
-	other, err := sandbox.Attach(ctx, id, profile(nil)...)
+	other, err := sandbox.Attach(ctx, id, onEngine(profile(nil)...)...)
 	require.NoError(t, err)
 	t.Cleanup(func() { other.Close() })
 	got, err := other.FS(ctx).ReadFile("workspace/kept.txt")
@@ -58,7 +58,7 @@ func TestDetach(t *testing.T) {
 	assert.Equal(t, "still here", string(got))
 
 	// An attached handle's Detach leaves the container too; Close removes it.
-	again, err := sandbox.Attach(ctx, id, profile(nil)...)
+	again, err := sandbox.Attach(ctx, id, onEngine(profile(nil)...)...)
 	require.NoError(t, err)
 	again.Detach()
 	require.True(t, testenv.SandboxExists(t, id))

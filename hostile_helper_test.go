@@ -69,6 +69,10 @@ func startDetached(t *testing.T, cli *client.Client, id, user string, cmd ...str
 	t.Helper()
 	ctx, cancel := context.WithTimeout(context.Background(), time.Minute)
 	defer cancel()
+	if cli == nil { // a relayed engine: the shell puts it in the background
+		testenv.Exec(t, nil, id, user, append([]string{"sh", "-c", `"$@" </dev/null >/dev/null 2>&1 &`, "sh"}, cmd...)...)
+		return
+	}
 	ex, err := cli.ExecCreate(ctx, id, client.ExecCreateOptions{User: user, Cmd: cmd})
 	require.NoError(t, err)
 	_, err = cli.ExecStart(ctx, ex.ID, client.ExecStartOptions{Detach: true})
@@ -124,11 +128,20 @@ func closeBounded(t *testing.T, cli *client.Client, sb *sandbox.DockerSandbox) {
 		"the container is gone after Close") {
 		ctx, cancel := context.WithTimeout(context.Background(), time.Minute)
 		defer cancel()
+		if cli == nil {
+			_ = testenv.Engine().Remove(ctx, sb.ID())
+			return
+		}
 		_, _ = cli.ContainerRemove(ctx, sb.ID(), client.ContainerRemoveOptions{Force: true, RemoveVolumes: true})
 	}
 }
 
+// containerGone reports whether the sandbox id is gone (cli nil: on the
+// relayed engine).
 func containerGone(t *testing.T, cli *client.Client, id string) bool {
+	if cli == nil {
+		return !testenv.SandboxExists(t, id)
+	}
 	ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
 	defer cancel()
 	_, err := cli.ContainerInspect(ctx, id, client.ContainerInspectOptions{})
@@ -257,7 +270,7 @@ func TestHostileHelperBounds(t *testing.T) {
 	skipInShort(t)
 	t.Parallel()
 	skipReplacedHelperOnPodman(t)
-	cli := testenv.Client(t)
+	cli := testenv.BackdoorClient(t)
 	helper, err := os.ReadFile(testenv.BuildTool(t, ".", "internal/testenv/hostilehelper"))
 	require.NoError(t, err)
 	imgs, modes := []string{testenv.BusyboxImage}, hangModes
@@ -340,7 +353,7 @@ func TestHostileHelperIsolation(t *testing.T) {
 	skipInShort(t)
 	t.Parallel()
 	skipReplacedHelperOnPodman(t)
-	cli := testenv.Client(t)
+	cli := testenv.BackdoorClient(t)
 	helper, err := os.ReadFile(testenv.BuildTool(t, ".", "internal/testenv/hostilehelper"))
 	require.NoError(t, err)
 	healthy := newSandbox(t, testenv.BusyboxImage)
@@ -411,7 +424,7 @@ func TestHostileHelperIsolation(t *testing.T) {
 func TestHostileStopper(t *testing.T) {
 	skipInShort(t)
 	t.Parallel()
-	cli := testenv.Client(t)
+	cli := testenv.BackdoorClient(t)
 	stopper, err := os.ReadFile(testenv.BuildTool(t, ".", "internal/testenv/hostilehelper"))
 	require.NoError(t, err)
 	type stopCase struct {
@@ -518,7 +531,7 @@ func TestHostileHelperMemory(t *testing.T) {
 	skipInShort(t)
 	t.Parallel()
 	skipReplacedHelperOnPodman(t)
-	cli := testenv.Client(t)
+	cli := testenv.BackdoorClient(t)
 	helper, err := os.ReadFile(testenv.BuildTool(t, ".", "internal/testenv/hostilehelper"))
 	require.NoError(t, err)
 	caller := testenv.BuildTool(t, ".", "internal/testenv/hostilecall")

@@ -124,6 +124,7 @@ func state(t *testing.T, cli *client.Client, id string) container.ContainerState
 // (its owner is dead), in New and in a Pool's refill alike; so does
 // Prune(Filter{DeadOwners: true}).
 func TestCrashInsideNew(t *testing.T) {
+	testenv.RequireDocker(t, "a container created and never started is Docker's two-step create (a pod is created running)")
 	skipInShort(t)
 	if testenv.Podman(t) && os.Geteuid() != 0 {
 		t.Skip("rootless Podman: the child's pid is checked on this host all the same")
@@ -284,6 +285,7 @@ func bigTreeFiles(t *testing.T) int {
 // succeeds, the container gone. With DOCKERSANDBOX_TEST_FILES=1000000 and
 // DOCKERSANDBOX_TEST_CLOSE_BOUND=30s, it plays the full case.
 func TestCloseLargeSandbox(t *testing.T) {
+	testenv.RequireDocker(t, "whether a removal outlives its request is Docker's behaviour (a pod's deletion is the kubelet's, asynchronous)")
 	skipInShort(t)
 	if testenv.Podman(t) {
 		t.Skip("Podman: whether a removal outlives its request is Docker's behaviour (moby's ContainerRm takes no context)")

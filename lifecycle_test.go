@@ -1,7 +1,6 @@
 package sandbox_test
 
 import (
-	"context"
 	"fmt"
 	"strings"
 	"sync"
@@ -9,6 +8,7 @@ import (
 	"time"
 
 	"github.com/dockersandbox/sandbox"
+	"github.com/dockersandbox/sandbox/engine"
 	"github.com/dockersandbox/sandbox/internal/testenv"
 	"github.com/moby/moby/api/types/container"
 	"github.com/moby/moby/client"
@@ -19,22 +19,18 @@ import (
 // ours counts the containers this test process created that still exist.
 func ours(t *testing.T) int {
 	t.Helper()
-	cli := testenv.Client(t)
-	ids, err := testenv.Leaked(context.Background(), cli, testenv.Owner())
-	require.NoError(t, err)
-	return len(ids)
+	return len(testenv.Owned(t))
 }
 
 func TestNewAndClose(t *testing.T) {
 	ctx := testCtx(t)
-	cli := testenv.Client(t)
 	sb, err := sandbox.New(ctx, sandboxOptions(testenv.BusyboxImage, sandbox.WithLabels(map[string]string{"team": "agents"}), sandbox.WithEnv("GREETING=hi"))...)
 	require.NoError(t, err)
 	assert.Len(t, sb.ID(), 12)
 
-	info, err := cli.ContainerInspect(ctx, sb.ID(), client.ContainerInspectOptions{})
+	info, err := inspectBox(t, sb.ID())
 	require.NoError(t, err)
-	labels := info.Container.Config.Labels
+	labels := info.Labels
 	assert.Equal(t, "true", labels[sandbox.LabelSandbox])
 	assert.Equal(t, testenv.Owner(), labels[sandbox.LabelOwner])
 	created, err := time.Parse(time.RFC3339, labels[sandbox.LabelCreated])
@@ -48,8 +44,8 @@ func TestNewAndClose(t *testing.T) {
 
 	require.NoError(t, sb.Close())
 	require.NoError(t, sb.Close(), "Close is idempotent")
-	_, err = cli.ContainerInspect(ctx, sb.ID(), client.ContainerInspectOptions{})
-	assert.Error(t, err, "the container is removed")
+	_, err = inspectBox(t, sb.ID())
+	assert.ErrorIs(t, err, engine.ErrNotFound, "the container is removed")
 	_, err = sb.Execute(ctx, "true")
 	assert.ErrorIs(t, err, sandbox.ErrClosed)
 	_, err = sb.Read(ctx, "/etc/passwd")
@@ -57,20 +53,17 @@ func TestNewAndClose(t *testing.T) {
 }
 
 func TestCloseWithoutAutoRemove(t *testing.T) {
+	requireStopper(t) // Close without auto-remove stops the sandbox, keeping it
 	ctx := testCtx(t)
-	cli := testenv.Client(t)
 	name := fmt.Sprintf("sandbox-test-keep-%d", time.Now().UnixNano())
 	sb, err := sandbox.New(ctx, sandboxOptions(testenv.BusyboxImage, sandbox.WithAutoRemove(false), sandbox.WithName(name))...)
 	require.NoError(t, err)
-	t.Cleanup(func() {
-		_, err := cli.ContainerRemove(context.Background(), name, client.ContainerRemoveOptions{Force: true, RemoveVolumes: true})
-		assert.NoError(t, err)
-	})
+	t.Cleanup(func() { assert.NoError(t, removeBox(t, name)) })
 	require.NoError(t, sb.Close())
-	info, err := cli.ContainerInspect(ctx, name, client.ContainerInspectOptions{})
+	info, err := inspectBox(t, name)
 	require.NoError(t, err, "the container is kept")
-	assert.False(t, info.Container.State.Running)
-	assert.Equal(t, 0, info.Container.State.ExitCode, "the helper exits cleanly on SIGTERM")
+	assert.NotEqual(t, engine.StateRunning, info.State)
+	assert.Equal(t, 0, info.ExitCode, "the helper exits cleanly on SIGTERM")
 
 	// The name is taken now: a second sandbox with it fails, leaving nothing.
 	before := ours(t)
@@ -81,11 +74,9 @@ func TestCloseWithoutAutoRemove(t *testing.T) {
 
 func TestCloseAfterRemovedOutside(t *testing.T) {
 	ctx := testCtx(t)
-	cli := testenv.Client(t)
 	sb, err := sandbox.New(ctx, sandboxOptions(testenv.BusyboxImage)...)
 	require.NoError(t, err)
-	_, err = cli.ContainerRemove(ctx, sb.ID(), client.ContainerRemoveOptions{Force: true, RemoveVolumes: true})
-	require.NoError(t, err)
+	require.NoError(t, removeBox(t, sb.ID()))
 	_, err = sb.Execute(ctx, "true")
 	assert.ErrorIs(t, err, sandbox.ErrGone)
 	assert.NoError(t, sb.Close())
@@ -125,16 +116,19 @@ func TestInvalidOptions(t *testing.T) {
 	}
 	for name, opt := range bad {
 		t.Run(name, func(t *testing.T) {
-			_, err := sandbox.New(ctx, sandbox.WithImage(testenv.BusyboxImage), opt)
+			_, err := sandbox.New(ctx, onEngine(sandbox.WithImage(testenv.BusyboxImage), opt)...)
 			assert.ErrorIs(t, err, sandbox.ErrInvalidOption)
 		})
 	}
-	_, err := sandbox.New(ctx, sandbox.WithClient(testenv.Client(t)), sandbox.WithClientOptions(client.WithTimeout(time.Second)))
-	assert.ErrorIs(t, err, sandbox.ErrInvalidOption, "conflicting client options")
+	if !testenv.Relayed() {
+		_, err := sandbox.New(ctx, sandbox.WithClient(testenv.Client(t)), sandbox.WithClientOptions(client.WithTimeout(time.Second)))
+		assert.ErrorIs(t, err, sandbox.ErrInvalidOption, "conflicting client options")
+	}
 	assert.Equal(t, before, ours(t), "no container was created")
 }
 
 func TestImageNotFound(t *testing.T) {
+	testenv.RequireDocker(t, "pull policies and pull progress are Docker's options; a missing image on Kubernetes is k8s.ErrPodFailed (k8s TestCreateFailsFast)")
 	ctx := testCtx(t)
 	before := ours(t)
 	_, err := sandbox.New(ctx, sandbox.WithImage("dockersandbox-test/no-such-image:1"), sandbox.WithPullPolicy(sandbox.PullNever))
@@ -147,6 +141,7 @@ func TestImageNotFound(t *testing.T) {
 }
 
 func TestDaemonUnreachable(t *testing.T) {
+	testenv.RequireDocker(t, "WithClientOptions points at a Docker daemon; the Kubernetes engine's is k8s TestUnreachable")
 	ctx := testCtx(t)
 	_, err := sandbox.New(ctx, sandbox.WithImage(testenv.BusyboxImage),
 		sandbox.WithClientOptions(client.WithHost("unix:///nonexistent/docker.sock")))
@@ -154,6 +149,7 @@ func TestDaemonUnreachable(t *testing.T) {
 }
 
 func TestStartFailureRemovesContainer(t *testing.T) {
+	testenv.RequireDocker(t, "WithDevices and WithGPUs are Docker's options (refused on other engines, TestWithEngineRefusals)")
 	ctx := testCtx(t)
 	before := ours(t)
 	// A device that does not exist: Docker fails at start, after create;
@@ -174,6 +170,7 @@ func TestStartFailureRemovesContainer(t *testing.T) {
 }
 
 func TestContainerOptions(t *testing.T) {
+	testenv.RequireDocker(t, "Docker's container options (WithShmSize, WithUlimits, WithDNS, WithDevices, WithContainerConfig) and its HostConfig")
 	ctx := testCtx(t)
 	sb := newSandbox(t, testenv.BusyboxImage,
 		sandbox.WithUser("sandbox"),
@@ -223,10 +220,13 @@ func TestContainerOptions(t *testing.T) {
 
 func TestReadOnlyRootfs(t *testing.T) {
 	ctx := testCtx(t)
-	sb := newSandbox(t, testenv.BusyboxImage, sandbox.WithReadOnlyRootfs(true),
-		sandbox.WithContainerConfig(func(_ *container.Config, host *container.HostConfig) {
+	opts := []sandbox.Option{sandbox.WithReadOnlyRootfs(true)}
+	if !testenv.Relayed() { // elsewhere the working directory is the engine's volume (an emptyDir on Kubernetes)
+		opts = append(opts, sandbox.WithContainerConfig(func(_ *container.Config, host *container.HostConfig) {
 			host.Tmpfs = map[string]string{"/workspace": "exec"}
 		}))
+	}
+	sb := newSandbox(t, testenv.BusyboxImage, opts...)
 	resp, err := sb.Execute(ctx, "touch /etc/x 2>&1; echo $?; echo hi > f && cat f")
 	require.NoError(t, err)
 	assert.Contains(t, resp.Output, "Read-only file system")

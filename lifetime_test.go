@@ -30,7 +30,7 @@ func TestLifetimeExtend(t *testing.T) {
 		require.NoError(t, sb.SetLifetime(ctx, time.Minute))
 		time.Sleep(5 * time.Second) // past the old end
 		assert.Equal(t, "alive", mustSh(t, sb, "echo alive"))
-		other, err := sandbox.Attach(ctx, sb.ID())
+		other, err := sandbox.Attach(ctx, sb.ID(), onEngine()...)
 		require.NoError(t, err)
 		defer other.Detach()
 		l, err = other.Lifetimes(ctx)
@@ -72,6 +72,7 @@ func TestLifetimeShorten(t *testing.T) {
 // TestLifetimePaused: time spent paused counts for neither the lifetime
 // nor the idle timeout; the lifetime goes on after the resume.
 func TestLifetimePaused(t *testing.T) {
+	requirePauser(t)
 	sb := newSandbox(t, testenv.BusyboxImage, sandbox.WithLifetime(4*time.Second), sandbox.WithIdleTimeout(2*time.Second))
 	ctx := testCtx(t)
 	start := time.Now()

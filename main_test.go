@@ -35,7 +35,21 @@ func profile(opts []sandbox.Option) []sandbox.Option {
 // sandboxOptions returns the options of a test sandbox on image: the test
 // image, never pulled, then profile(opts).
 func sandboxOptions(image string, opts ...sandbox.Option) []sandbox.Option {
-	return append([]sandbox.Option{sandbox.WithImage(image), sandbox.WithPullPolicy(sandbox.PullNever)}, profile(opts)...)
+	return baseOptions(image, profile(opts)...)
+}
+
+// baseOptions returns the options of a test sandbox on image without the
+// secure profile: the engine's base (sandboxtest.Base: never pull on
+// Docker, the relayed engine under DOCKERSANDBOX_TEST_ENGINE), the image,
+// then opts.
+func baseOptions(image string, opts ...sandbox.Option) []sandbox.Option {
+	return append(append(sandboxtest.Base(), sandbox.WithImage(image)), opts...)
+}
+
+// onEngine puts the options choosing the engine the tests run on before
+// opts, for Attach, List and Prune (none on Docker).
+func onEngine(opts ...sandbox.Option) []sandbox.Option {
+	return append(sandboxtest.Engine(), opts...)
 }
 
 // newSandbox creates a sandbox on image that the test closes at its end.

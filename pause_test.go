@@ -2,7 +2,6 @@ package sandbox_test
 
 import (
 	"bytes"
-	"context"
 	"errors"
 	"fmt"
 	"strconv"
@@ -20,11 +19,11 @@ import (
 // engineState is the container's state as the engine says.
 func engineState(t testing.TB, id string) string {
 	t.Helper()
-	info, err := testenv.Client(t).ContainerInspect(context.Background(), id, client.ContainerInspectOptions{})
+	info, err := inspectBox(t, id)
 	if err != nil {
 		return "error: " + err.Error()
 	}
-	return string(info.Container.State.Status)
+	return string(info.State)
 }
 
 // counter starts a command that appends 1, 2, 3... to file and prints each
@@ -57,6 +56,7 @@ func checkCount(t *testing.T, text string, min int) int {
 // than every silence watchdog of the library: the commands go on counting
 // where they stopped, nothing lost or doubled, and end normally.
 func TestPauseResumeCycles(t *testing.T) {
+	requirePauser(t)
 	onEachImage(t, func(t *testing.T, sb *sandbox.DockerSandbox) {
 		ctx := testCtx(t)
 		dir := testDir(t)
@@ -95,6 +95,7 @@ func TestPauseResumeCycles(t *testing.T) {
 // TestPausedCallsTyped: every call on a paused sandbox fails at once with
 // ErrPaused, and works again after Resume; Pause and Resume are idempotent.
 func TestPausedCallsTyped(t *testing.T) {
+	requirePauser(t)
 	onEachImage(t, func(t *testing.T, sb *sandbox.DockerSandbox) {
 		ctx := testCtx(t)
 		f := testDir(t) + ".txt"
@@ -132,6 +133,7 @@ func TestPausedCallsTyped(t *testing.T) {
 // ErrPaused too (the engine says so), Attach finds it paused, and any
 // handle resumes it.
 func TestPausedFromOutside(t *testing.T) {
+	requirePauser(t)
 	sb := newSandbox(t, testenv.BusyboxImage)
 	ctx := testCtx(t)
 	mustSh(t, sb, "true")
@@ -141,7 +143,7 @@ func TestPausedFromOutside(t *testing.T) {
 	require.NoError(t, other.Pause(ctx))
 	_, err = sb.Execute(ctx, "true", sandbox.ExecTimeout(30*time.Second))
 	assert.ErrorIs(t, err, sandbox.ErrPaused)
-	third, err := sandbox.Attach(ctx, sb.ID())
+	third, err := sandbox.Attach(ctx, sb.ID(), onEngine()...)
 	require.NoError(t, err)
 	defer third.Detach()
 	assert.True(t, third.Paused())
@@ -154,6 +156,7 @@ func TestPausedFromOutside(t *testing.T) {
 // call running, and the next call resumes it; WithAutoResume resumes one
 // paused by hand.
 func TestAutoPause(t *testing.T) {
+	requirePauser(t)
 	onEachImage(t, func(t *testing.T, sb *sandbox.DockerSandbox) {
 		ctx := testCtx(t)
 		waitPaused := func(want bool) {
@@ -183,6 +186,7 @@ func TestAutoPause(t *testing.T) {
 // TestClosePaused: Close of a paused sandbox removes it within its bound;
 // with WithAutoRemove(false) it leaves it stopped.
 func TestClosePaused(t *testing.T) {
+	requirePauser(t)
 	for _, image := range images {
 		t.Run(imageName(image), func(t *testing.T) {
 			ctx := testCtx(t)
@@ -210,8 +214,7 @@ func TestClosePaused(t *testing.T) {
 // removeContainer removes a container a test left stopped.
 func removeContainer(t testing.TB, id string) {
 	t.Helper()
-	_, err := testenv.Client(t).ContainerRemove(context.Background(), id, client.ContainerRemoveOptions{Force: true, RemoveVolumes: true})
-	if err != nil && !strings.Contains(strings.ToLower(err.Error()), "no such container") {
+	if err := removeBox(t, id); err != nil {
 		t.Errorf("remove %s: %v", id, err)
 	}
 }
@@ -219,6 +222,7 @@ func removeContainer(t testing.TB, id string) {
 // TestPrunePaused: a paused sandbox whose owner let it go (neither clock
 // ends it: its helper is frozen) is removed by Prune.
 func TestPrunePaused(t *testing.T) {
+	requirePauser(t)
 	ctx := testCtx(t)
 	owner := "test-prune-paused-" + strconv.FormatInt(time.Now().UnixNano(), 36)
 	sb, err := sandbox.New(ctx, sandboxOptions(testenv.BusyboxImage, sandbox.WithOwner(owner), sandbox.WithIdleTimeout(time.Second))...)
@@ -228,7 +232,7 @@ func TestPrunePaused(t *testing.T) {
 	sb.Detach()
 	time.Sleep(2 * time.Second) // past the idle timeout: the frozen helper ends nothing
 	require.Equal(t, "paused", engineState(t, sb.ID()))
-	removed, err := sandbox.Prune(ctx, sandbox.Filter{Owner: owner})
+	removed, err := sandbox.Prune(ctx, sandbox.Filter{Owner: owner}, onEngine()...)
 	require.NoError(t, err)
 	assert.Equal(t, []string{sb.ID()}, removed)
 	require.Eventually(t, func() bool {

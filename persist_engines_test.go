@@ -49,6 +49,7 @@ func secondEngine(t *testing.T) []sandbox.Option {
 // (DOCKERSANDBOX_TEST_SECOND_HOST), and back, on the other test image:
 // bytes, modes, symlinks, mtimes and the target's owner.
 func TestPersistHydrateAcrossEngines(t *testing.T) {
+	testenv.RequireDocker(t, "moves a sandbox between Docker and a private Podman")
 	second := secondEngine(t)
 	for i, image := range images {
 		t.Run(imageName(image), func(t *testing.T) {

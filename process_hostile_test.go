@@ -25,7 +25,7 @@ func TestHostileHelperProcesses(t *testing.T) {
 	skipInShort(t)
 	t.Parallel()
 	skipReplacedHelperOnPodman(t)
-	cli := testenv.Client(t)
+	cli := testenv.BackdoorClient(t)
 	helper, err := os.ReadFile(testenv.BuildTool(t, ".", "internal/testenv/hostilehelper"))
 	require.NoError(t, err)
 	modes := []string{"proc-flood-read", "proc-bad-cursor", "proc-big-list", "proc-never-done", "proc-unknown", "proc-other-id"}

@@ -46,6 +46,7 @@ func TestProcessTableLimit(t *testing.T) {
 // TestProcessAfterRestart: a stopped and restarted sandbox has a new PID 1
 // and an empty table: an old ID is ErrProcessNotFound, new processes run.
 func TestProcessAfterRestart(t *testing.T) {
+	requireStopper(t)
 	t.Parallel()
 	sb := newSandbox(t, testenv.BusyboxImage)
 	ctx := testCtx(t)
@@ -71,6 +72,7 @@ func TestProcessAfterRestart(t *testing.T) {
 // the sandbox's user may not enter ends the process with status 127 and
 // the reason in its output.
 func TestProcessDirNotEntered(t *testing.T) {
+	requireExecAs(t)
 	t.Parallel()
 	sb := newSandbox(t, testenv.BusyboxImage, sandbox.WithUser("65534:65534"))
 	ctx := testCtx(t)

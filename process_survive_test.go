@@ -11,8 +11,6 @@ import (
 	"time"
 
 	"github.com/dockersandbox/sandbox"
-	"github.com/dockersandbox/sandbox/internal/testenv"
-	"github.com/moby/moby/client"
 	"github.com/stretchr/testify/require"
 )
 
@@ -65,7 +63,7 @@ func TestProcessSurvivesOwner(t *testing.T) {
 				if v, ok := strings.CutPrefix(line, "SANDBOX "); ok {
 					box = v
 					t.Cleanup(func() {
-						_, _ = testenv.Client(t).ContainerRemove(context.Background(), box, client.ContainerRemoveOptions{Force: true, RemoveVolumes: true})
+						_ = removeBox(t, box)
 					})
 				}
 				if v, ok := strings.CutPrefix(line, "PROCESS "); ok {
@@ -77,7 +75,7 @@ func TestProcessSurvivesOwner(t *testing.T) {
 			require.NotEmpty(t, id)
 
 			ctx := testCtx(t)
-			sb, err := sandbox.Attach(ctx, box)
+			sb, err := sandbox.Attach(ctx, box, onEngine()...)
 			require.NoError(t, err)
 			defer sb.Close()
 			list, err := sb.Processes(ctx)

@@ -358,6 +358,14 @@ func (s *DockerSandbox) stop() error {
 	ctx, cancel := context.WithTimeout(context.Background(), s.closeBound())
 	defer cancel()
 	err := s.stopContainer(ctx, stopTimeout) // also a paused one (stop.go)
+	// An engine that cannot stop (Kubernetes): a sandbox gone, or ended by
+	// itself, is kept as it is.
+	if errors.Is(err, errors.ErrUnsupported) {
+		info, ierr := s.eng.Inspect(ctx, s.id)
+		if errors.Is(ierr, engine.ErrNotFound) || ierr == nil && info.State == engine.StateExited {
+			err = nil
+		}
+	}
 	if err != nil && !errors.Is(err, engine.ErrNotFound) {
 		if errors.Is(err, context.DeadlineExceeded) {
 			err = fmt.Errorf("%w: no answer within %v", ErrDaemonUnreachable, s.closeBound())

@@ -46,6 +46,7 @@ func TestHelperProcessCrashInSnapshot(t *testing.T) {
 // sandbox, an image and no more; Prune and PruneSnapshots with
 // Filter.DeadOwners find and remove them.
 func TestCrashInsideSnapshot(t *testing.T) {
+	testenv.RequireDocker(t, "snapshots are Docker images (commit); Snapshot is errors.ErrUnsupported on other engines")
 	cli := testenv.Client(t)
 	cmd := exec.Command(os.Args[0], "-test.run=^TestHelperProcessCrashInSnapshot$", "-test.count=1", "-test.timeout=5m")
 	cmd.Env = append(os.Environ(), crashSnapshotEnv+"=1")
@@ -86,7 +87,7 @@ func TestCrashInsideSnapshot(t *testing.T) {
 	snaps, err := sandbox.PruneSnapshots(ctx, sandbox.Filter{Owner: owner, DeadOwners: true})
 	require.NoError(t, err)
 	require.Equal(t, []string{image}, snaps, "PruneSnapshots found the first commit")
-	removed, err := sandbox.Prune(ctx, sandbox.Filter{Owner: owner, DeadOwners: true})
+	removed, err := sandbox.Prune(ctx, sandbox.Filter{Owner: owner, DeadOwners: true}, onEngine()...)
 	require.NoError(t, err)
 	require.Equal(t, []string{box}, removed)
 	_, err = cli.ImageInspect(ctx, image)

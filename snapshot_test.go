@@ -48,6 +48,7 @@ func randomBytes(t testing.TB, n int) []byte {
 // again → fork those; every file is checked byte for byte, and the
 // options (working dir, env, labels) come back with the snapshot.
 func TestSnapshotForkChain(t *testing.T) {
+	testenv.RequireDocker(t, "snapshots are Docker images (commit); Snapshot is errors.ErrUnsupported on other engines")
 	for _, image := range images {
 		t.Run(imageName(image), func(t *testing.T) {
 			t.Parallel()
@@ -118,6 +119,7 @@ func TestSnapshotForkChain(t *testing.T) {
 // TestSnapshotListPrune: snapshots are listed and pruned with the
 // sandboxes' Filter; Prune refuses the zero Filter.
 func TestSnapshotListPrune(t *testing.T) {
+	testenv.RequireDocker(t, "snapshots are Docker images (commit); Snapshot is errors.ErrUnsupported on other engines")
 	ctx := sandboxtest.Context(t)
 	label := map[string]string{"prunetest": t.Name()}
 	pruneSnapshotsByLabel(t, label)

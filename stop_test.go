@@ -16,6 +16,7 @@ import (
 // Close that kept it), it has its working dir, user and files, the helper
 // is PID 1 again, and no process of before runs.
 func TestStopStart(t *testing.T) {
+	requireStopper(t)
 	for _, image := range images {
 		t.Run(imageName(image), func(t *testing.T) {
 			t.Parallel()
@@ -59,10 +60,10 @@ func TestStopStart(t *testing.T) {
 
 			// Close keeps it (WithAutoRemove(false)); Attach WithStart takes it back.
 			require.NoError(t, sb.Close())
-			_, err = sandbox.Attach(ctx, sb.ID())
+			_, err = sandbox.Attach(ctx, sb.ID(), onEngine()...)
 			assert.ErrorIs(t, err, sandbox.ErrStopped)
 			assert.ErrorIs(t, err, sandbox.ErrGone)
-			again, err := sandbox.Attach(ctx, sb.ID(), sandbox.WithStart())
+			again, err := sandbox.Attach(ctx, sb.ID(), onEngine(sandbox.WithStart())...)
 			require.NoError(t, err)
 			checkRestarted(again)
 			require.NoError(t, again.Close()) // removes it
@@ -74,6 +75,7 @@ func TestStopStart(t *testing.T) {
 // TestStopRemovedByEngine: a sandbox the engine removes when it ends
 // cannot be stopped: the error says so, and it keeps running.
 func TestStopRemovedByEngine(t *testing.T) {
+	requireStopper(t)
 	sb := newSandbox(t, images[0], sandbox.WithLifetime(time.Hour))
 	err := sb.Stop(testCtx(t))
 	assert.ErrorIs(t, err, sandbox.ErrInvalidOption)

@@ -28,7 +28,7 @@ const streamMemory = 32 << 20
 func TestHostileHelperStreams(t *testing.T) {
 	skipInShort(t)
 	skipReplacedHelperOnPodman(t)
-	cli := testenv.Client(t)
+	cli := testenv.BackdoorClient(t)
 	helper, err := os.ReadFile(testenv.BuildTool(t, ".", "internal/testenv/hostilehelper"))
 	require.NoError(t, err)
 	heap := func() int64 {

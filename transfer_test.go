@@ -243,6 +243,7 @@ func TestTransferUser(t *testing.T) {
 		})
 
 		t.Run("WriteRespectsFilePermissions", func(t *testing.T) {
+			requireExecAs(t)
 			dir := testDir(t)
 			// The user's directory, open to root (which may lack CAP_DAC_OVERRIDE).
 			mustSh(t, sb, "mkdir -p "+shellQuote(dir)+" && chmod 777 "+shellQuote(dir))
@@ -266,6 +267,7 @@ func TestTransferUser(t *testing.T) {
 		})
 
 		t.Run("PermissionDenied", func(t *testing.T) {
+			requireExecAs(t)
 			dir := testDir(t)
 			// The sandbox user's directory, open to root (which may lack CAP_DAC_OVERRIDE).
 			mustSh(t, sb, "mkdir -p "+shellQuote(dir)+" && chmod 777 "+shellQuote(dir))
@@ -309,8 +311,9 @@ func TestTransferUser(t *testing.T) {
 		})
 
 		t.Run("ExecUserRoot", func(t *testing.T) {
+			requireExecAs(t)
 			assert.Equal(t, "0", mustSh(t, sb, "id -u", sandbox.ExecUser("0")))
 			assert.Equal(t, strconv.Itoa(1000), mustSh(t, sb, "id -u"))
 		})
-	}, sandbox.WithUser("sandbox"))
+	}, sandboxUser())
 }

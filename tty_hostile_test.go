@@ -27,7 +27,7 @@ func TestTTYHostileHelper(t *testing.T) {
 	skipInShort(t)
 	t.Parallel()
 	skipReplacedHelperOnPodman(t)
-	cli := testenv.Client(t)
+	cli := testenv.BackdoorClient(t)
 	helper, err := os.ReadFile(testenv.BuildTool(t, ".", "internal/testenv/hostilehelper"))
 	require.NoError(t, err)
 	concurrently(t, []string{"hello-only", "tty-resize", "tty-garbage", "tty-deaf"}, func(m string) string { return m }, func(t *testing.T, mode string) {

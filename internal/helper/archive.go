@@ -61,9 +61,11 @@ const UntarDone = "untar: done"
 // Install copies the running executable to dest with mode 0755, through a
 // temporary file in the same directory renamed into place, and makes the
 // directory run beside it (the process table's, mode 0700) and each of
-// dirs: owned by owner ("uid:gid"), or, when owner is "", world-writable
-// with the sticky bit (mode 1777) for a user not known in advance. It
-// returns the process's exit code.
+// dirs: owned by owner ("uid:gid"), or, when owner is "", dirs
+// world-writable with the sticky bit (mode 1777) for a user not known in
+// advance, and run the installer's (root's, PID 1's user for an image
+// without a USER): PID 1 serves its process table only from a directory
+// that is its own alone (mode 0700). It returns the process's exit code.
 func Install(dest, owner string, dirs ...string) int {
 	if err := install(dest); err != nil {
 		fmt.Fprintln(os.Stderr, "sandbox-helper install:", err)
@@ -89,7 +91,7 @@ func ownDirs(owner string, dirs []string) error {
 		if i == 0 {
 			mode = 0o700
 		}
-		if uid < 0 {
+		if uid < 0 && i > 0 {
 			mode = 0o777 | fs.ModeSticky
 		}
 		if err := os.MkdirAll(d, 0o700); err != nil {

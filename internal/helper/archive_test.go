@@ -104,4 +104,9 @@ func TestArchiveExitCodes(t *testing.T) {
 	if fi, err := os.Stat(ws); err != nil || fi.Mode()&fs.ModeSticky == 0 {
 		t.Errorf("workspace: %v %v", fi, err)
 	}
+	// The process table's directory is the installer's alone: PID 1 serves
+	// it only then (not from a world-writable one).
+	if fi, err := os.Stat(filepath.Join(filepath.Dir(dest), "run")); err != nil || fi.Mode()&fs.ModePerm != 0o700 || fi.Mode()&fs.ModeSticky != 0 {
+		t.Errorf("run: %v %v", fi, err)
+	}
 }

@@ -19,7 +19,7 @@ func New(t testing.TB, image string, opts ...sandbox.Option) *sandbox.DockerSand
 	t.Helper()
 	ctx, cancel := context.WithTimeout(context.Background(), 2*time.Minute)
 	defer cancel()
-	base := []sandbox.Option{sandbox.WithImage(image), sandbox.WithPullPolicy(sandbox.PullNever)}
+	base := append(Base(), sandbox.WithImage(image))
 	sb, err := sandbox.New(ctx, append(base, opts...)...)
 	if err != nil {
 		t.Fatalf("sandboxtest: %v", err)
@@ -30,6 +30,26 @@ func New(t testing.TB, image string, opts ...sandbox.Option) *sandbox.DockerSand
 		}
 	})
 	return sb
+}
+
+// Base returns the options every test sandbox starts with: on Docker,
+// never pull (the test images are local); on a relayed engine
+// (testenv.Relayed), WithEngine of it.
+func Base() []sandbox.Option {
+	if e := testenv.Engine(); e != nil {
+		return []sandbox.Option{sandbox.WithEngine(e)}
+	}
+	return []sandbox.Option{sandbox.WithPullPolicy(sandbox.PullNever)}
+}
+
+// Engine returns the options that choose the engine the tests run on, for
+// Attach, List, Prune: none on Docker (the environment's), WithEngine of
+// the relayed engine otherwise.
+func Engine() []sandbox.Option {
+	if e := testenv.Engine(); e != nil {
+		return []sandbox.Option{sandbox.WithEngine(e)}
+	}
+	return nil
 }
 
 // Busybox is New on the busybox image without network, for a test that

@@ -16,7 +16,7 @@ import (
 )
 
 // What tests do to a container behind the library's back, through the
-// Engine API (never through the helper, which a test may have made
+// Engine API (or the relayed engine's Exec and CopyTo, see Relayed) (never through the helper, which a test may have made
 // hostile), as an attacker inside it would.
 
 // BuildTool builds pkg, a main package of the root module found at root
@@ -45,6 +45,10 @@ type File struct {
 // CopyFiles puts files into dir of container id, owned by root.
 func CopyFiles(tb testing.TB, cli *client.Client, id, dir string, files ...File) {
 	tb.Helper()
+	if e := Engine(); e != nil {
+		copyEngine(tb, e, id, dir, files...)
+		return
+	}
 	var buf bytes.Buffer
 	tw := tar.NewWriter(&buf)
 	for _, f := range files {
@@ -70,6 +74,9 @@ func CopyFiles(tb testing.TB, cli *client.Client, id, dir string, files ...File)
 // returns its output (stdout and stderr, as the engine multiplexes them).
 func Exec(tb testing.TB, cli *client.Client, id, user string, cmd ...string) string {
 	tb.Helper()
+	if e := Engine(); e != nil {
+		return execEngine(tb, e, id, user, cmd...)
+	}
 	ctx, cancel := context.WithTimeout(context.Background(), time.Minute)
 	defer cancel()
 	ex, err := cli.ExecCreate(ctx, id, client.ExecCreateOptions{User: user, AttachStdout: true, AttachStderr: true, Cmd: cmd})
@@ -97,6 +104,9 @@ func Exec(tb testing.TB, cli *client.Client, id, user string, cmd ...string) str
 // (LabelSandbox) with that ID exists, in any state.
 func SandboxExists(tb testing.TB, id string) bool {
 	tb.Helper()
+	if e := Engine(); e != nil {
+		return sandboxExistsEngine(tb, e, id)
+	}
 	ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
 	defer cancel()
 	res, err := Client(tb).ContainerList(ctx, client.ContainerListOptions{

@@ -62,10 +62,14 @@ func NewClient(ctx context.Context) (*client.Client, error) {
 }
 
 // Client returns a pinged client for the daemon configured by the
-// environment and closes it when tb ends. It fails tb (it never skips) when
-// the daemon is unreachable.
+// environment and closes it when tb ends. It fails tb when the daemon is
+// unreachable; on a relayed engine (Relayed), it skips tb: a test that
+// reaches Docker directly is Docker's.
 func Client(tb testing.TB) *client.Client {
 	tb.Helper()
+	if Relayed() {
+		RequireDocker(tb, "the test reaches the Docker daemon directly, behind the engine")
+	}
 	cli, err := NewClient(context.Background())
 	if err != nil {
 		tb.Fatalf("%v", err)
@@ -122,12 +126,16 @@ func LeakedSnapshots(ctx context.Context, cli *client.Client, owner string) ([]s
 // Main is a TestMain for integration test packages: it connects to the
 // daemon and ensures the test images exist (exiting 1 if either fails), runs
 // the tests, then force-removes every container this process left behind and
-// exits non-zero if there was any, even when all tests passed.
+// exits non-zero if there was any, even when all tests passed. On a
+// relayed engine (EngineVar), it checks the relay and the leaks there.
 func Main(m *testing.M) {
 	os.Exit(runMain(m))
 }
 
 func runMain(m *testing.M) int {
+	if Relayed() {
+		return runRelayed(m)
+	}
 	ctx := context.Background()
 	cli, err := NewClient(ctx)
 	if err != nil {
@@ -213,6 +221,9 @@ func leakErr(msg string) error {
 // API, for the few assertions that differ (documented in the README).
 func Podman(tb testing.TB) bool {
 	tb.Helper()
+	if Relayed() {
+		return false
+	}
 	v, err := Client(tb).ServerVersion(context.Background(), client.ServerVersionOptions{})
 	if err != nil {
 		tb.Fatalf("testenv: server version: %v", err)

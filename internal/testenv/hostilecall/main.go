@@ -26,6 +26,7 @@ import (
 	"time"
 
 	"github.com/dockersandbox/sandbox"
+	"github.com/dockersandbox/sandbox/internal/testenv"
 )
 
 // Report is what hostilecall prints.
@@ -64,6 +65,9 @@ func main() {
 	opts := []sandbox.Option{sandbox.WithSharedChannel(*shared)}
 	if *maxDownload > 0 {
 		opts = append(opts, sandbox.WithMaxDownloadBytes(*maxDownload))
+	}
+	if e := testenv.Engine(); e != nil { // the engine the tests run on (DOCKERSANDBOX_TEST_ENGINE)
+		opts = append(opts, sandbox.WithEngine(e))
 	}
 	sb, err := sandbox.Attach(context.Background(), *id, opts...)
 	if err != nil {
