@@ -237,9 +237,10 @@ func Podman(tb testing.TB) bool {
 }
 
 // LocalDaemon reports whether the daemon of the environment runs on this
-// machine as the library sees it (on Linux, reached on a unix socket):
-// where sandboxes share a port socket with their container.
+// machine as the library sees it (on Linux, reached on a unix socket, not
+// through the relay): where sandboxes share a port socket with their
+// container.
 func LocalDaemon() bool {
 	h := os.Getenv("DOCKER_HOST")
-	return runtime.GOOS == "linux" && (h == "" || strings.HasPrefix(h, "unix://"))
+	return !Relayed() && runtime.GOOS == "linux" && (h == "" || strings.HasPrefix(h, "unix://"))
 }
