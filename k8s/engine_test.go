@@ -72,6 +72,28 @@ func TestNamedUserRefused(t *testing.T) {
 	}
 }
 
+// TestPidsLimitRefused: a pids limit a pod cannot set is refused, not
+// dropped (a fork bomb would reach the node), unless the engine is told
+// that the kubelet limits pods; nothing is left either way.
+func TestPidsLimitRefused(t *testing.T) {
+	spec := enginetest.Spec(busybox)
+	spec.PidsLimit = 256
+	_, err := testEngine(t).Create(context.Background(), spec)
+	if !errors.Is(err, errors.ErrUnsupported) {
+		t.Fatalf("Create with a pids limit: %v, want errors.ErrUnsupported", err)
+	}
+	e := testEngine(t, k8s.WithPidsLimitAccepted())
+	ctx, cancel := context.WithTimeout(context.Background(), 2*time.Minute)
+	defer cancel()
+	info, err := e.Create(ctx, spec)
+	if err != nil {
+		t.Fatalf("Create with a pids limit, accepted: %v", err)
+	}
+	if err := e.Remove(ctx, info.ID); err != nil {
+		t.Fatal(err)
+	}
+}
+
 // leftPods names the engine's pods still in the test namespace.
 func leftPods() string {
 	e := testEngine(&testing.T{})

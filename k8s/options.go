@@ -26,6 +26,7 @@ type options struct {
 	editPod        []func(*corev1.Pod)
 	removeWait     time.Duration
 	networkNoneOK  bool
+	pidsLimitOK    bool
 }
 
 func defaultOptions() options {
@@ -124,3 +125,12 @@ func WithRemoveWait(d time.Duration) Option { return func(o *options) { o.remove
 // created. Without it such a sandbox is refused with an error wrapping
 // errors.ErrUnsupported, since a pod always has the cluster's network.
 func WithNetworkNoneAccepted() Option { return func(o *options) { o.networkNoneOK = true } }
+
+// WithPidsLimitAccepted says that the nodes' kubelets limit the processes
+// of each pod (podPidsLimit in the kubelet's configuration): a sandbox
+// asking for a pids limit (sandbox.WithPidsLimit, the secure profile) is
+// then created, under the kubelet's limit rather than its own. Without it
+// such a sandbox is refused with an error wrapping errors.ErrUnsupported:
+// a pod cannot set its own, and a limit silently not applied would let a
+// fork bomb reach the node.
+func WithPidsLimitAccepted() Option { return func(o *options) { o.pidsLimitOK = true } }

@@ -56,6 +56,9 @@ func (e *Engine) podFor(spec *engine.Spec) (*corev1.Pod, error) {
 	if spec.NetworkNone && !o.networkNoneOK {
 		return nil, fmt.Errorf("k8s: no network (network mode none): a pod always has the cluster's network; isolate the namespace with a NetworkPolicy and use k8s.WithNetworkNoneAccepted: %w", errors.ErrUnsupported)
 	}
+	if spec.PidsLimit > 0 && !o.pidsLimitOK {
+		return nil, fmt.Errorf("k8s: a pids limit of %d: a pod cannot set its own (the kubelet's podPidsLimit limits every pod); set it on the nodes and use k8s.WithPidsLimitAccepted: %w", spec.PidsLimit, errors.ErrUnsupported)
+	}
 	uid, gid, err := parseUser(spec.User)
 	if err != nil {
 		return nil, err
