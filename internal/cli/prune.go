@@ -1,4 +1,4 @@
-package main
+package cli
 
 import (
 	"context"
@@ -13,6 +13,7 @@ func prune(ctx context.Context, args []string) error {
 	filters := addFilterFlags(fs)
 	all := fs.Bool("all", false, "remove every sandbox on the daemon (not with a filter)")
 	asJSON := fs.Bool("json", false, "print the removed IDs as a JSON array")
+	choice := engineFlags(fs)
 	if err := parse(fs, args); err != nil {
 		return err
 	}
@@ -30,7 +31,12 @@ func prune(ctx context.Context, args []string) error {
 	case !f.All && !filters.set():
 		return fmt.Errorf("%w: prune needs a filter (-owner, -label, -older-than, -dead-owners) or -all", errUsage)
 	}
-	removed, err := sandbox.Prune(ctx, f)
+	eng, done, err := connect(ctx, choice)
+	if err != nil {
+		return err
+	}
+	defer done()
+	removed, err := sandbox.Prune(ctx, f, eng...)
 	if *asJSON {
 		if removed == nil {
 			removed = []string{}

@@ -1,4 +1,4 @@
-package main
+package cli
 
 import (
 	"context"
@@ -22,6 +22,7 @@ func execCmd(ctx context.Context, args []string) error {
 	it := fs.Bool("it", false, internalPrefix+"-i -t")
 	ti := fs.Bool("ti", false, internalPrefix+"-t -i")
 	asJSON := fs.Bool("json", false, `print {"output", "exit_code", "truncated", "timed_out", "oom_killed"} as JSON instead of streaming`)
+	choice := engineFlags(fs)
 	var env multiFlag
 	fs.Var(&env, "e", "KEY=value (repeatable)")
 	if err := parse(fs, args); err != nil {
@@ -47,7 +48,12 @@ func execCmd(ctx context.Context, args []string) error {
 	if *tty && !term.IsTerminal(int(os.Stdin.Fd())) {
 		return errNotTerminal
 	}
-	sb, err := attach(ctx, id, sandbox.WithAutoRemove(false))
+	eng, done, err := connect(ctx, choice)
+	if err != nil {
+		return err
+	}
+	defer done()
+	sb, err := attach(ctx, eng, id, sandbox.WithAutoRemove(false))
 	if err != nil {
 		return err
 	}

@@ -1,10 +1,11 @@
-package main
+package cli
 
 import (
 	"context"
 	"errors"
 	"fmt"
 	"os"
+	"slices"
 	"strings"
 	"text/tabwriter"
 	"time"
@@ -26,6 +27,7 @@ type lsEntry struct {
 func ls(ctx context.Context, args []string) error {
 	fs := newFlags("ls", "[-owner OWNER] [-label KEY=VALUE]... [-older-than DURATION] [-dead-owners] [-json]")
 	filters := addFilterFlags(fs)
+	choice := engineFlags(fs)
 	asJSON := fs.Bool("json", false, `print a JSON array of {"id", "name", "image", "state", "created", "owner", "labels"}`)
 	if err := parse(fs, args); err != nil {
 		return err
@@ -37,7 +39,12 @@ func ls(ctx context.Context, args []string) error {
 	if err != nil {
 		return err
 	}
-	list, err := sandbox.List(ctx, f)
+	eng, done, err := connect(ctx, choice)
+	if err != nil {
+		return err
+	}
+	defer done()
+	list, err := sandbox.List(ctx, f, eng...)
 	if err != nil {
 		return err
 	}
@@ -66,16 +73,22 @@ func ls(ctx context.Context, args []string) error {
 func rm(ctx context.Context, args []string) error {
 	fs := newFlags("rm", "[-json] ID...")
 	asJSON := fs.Bool("json", false, "print the removed IDs as a JSON array")
+	choice := engineFlags(fs)
 	if err := parse(fs, args); err != nil {
 		return err
 	}
 	if fs.NArg() == 0 {
 		return fmt.Errorf("%w: rm needs at least one ID", errUsage)
 	}
+	eng, done, err := connect(ctx, choice)
+	if err != nil {
+		return err
+	}
+	defer done()
 	removed := []string{}
 	failed := false
 	for _, id := range fs.Args() {
-		sb, err := attach(ctx, id)
+		sb, err := attach(ctx, eng, id)
 		if err == nil {
 			err = sb.Close()
 		}
@@ -100,16 +113,17 @@ func rm(ctx context.Context, args []string) error {
 	return nil
 }
 
-// attach is sandbox.Attach, saying "no such sandbox" when there is none.
-func attach(ctx context.Context, id string, opts ...sandbox.Option) (*sandbox.DockerSandbox, error) {
-	sb, err := sandbox.Attach(ctx, id, opts...)
+// attach is sandbox.Attach on the engine eng's options choose, saying "no
+// such sandbox" when there is none.
+func attach(ctx context.Context, eng []sandbox.Option, id string, opts ...sandbox.Option) (*sandbox.DockerSandbox, error) {
+	sb, err := sandbox.Attach(ctx, id, append(slices.Clip(eng), opts...)...)
 	switch {
 	case err == nil:
 		return sb, nil
 	case errors.Is(err, sandbox.ErrInvalidOption):
 		return nil, fmt.Errorf("no such sandbox: %s (a container of that name exists, but the library did not make it)", id)
 	case errors.Is(err, sandbox.ErrGone):
-		if state, found := lookupState(ctx, id); found {
+		if state, found := lookupState(ctx, eng, id); found {
 			return nil, fmt.Errorf("sandbox %s is not running (state %s)", id, state)
 		}
 		return nil, fmt.Errorf("no such sandbox: %s", id)
@@ -119,8 +133,8 @@ func attach(ctx context.Context, id string, opts ...sandbox.Option) (*sandbox.Do
 
 // lookupState finds the sandbox id (a short or full ID, an ID prefix, or a
 // name) and returns its state.
-func lookupState(ctx context.Context, id string) (string, bool) {
-	list, err := sandbox.List(ctx, sandbox.Filter{})
+func lookupState(ctx context.Context, eng []sandbox.Option, id string) (string, bool) {
+	list, err := sandbox.List(ctx, sandbox.Filter{}, eng...)
 	if err != nil {
 		return "", false
 	}

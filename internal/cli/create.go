@@ -1,4 +1,4 @@
-package main
+package cli
 
 import (
 	"context"
@@ -28,6 +28,7 @@ func create(ctx context.Context, args []string) error {
 	pull := fs.String("pull", "missing", "pull policy: missing, always or never")
 	quiet := fs.Bool("q", false, "no pull progress on stderr")
 	asJSON := fs.Bool("json", false, `print {"id"} as JSON`)
+	choice := engineFlags(fs)
 	var env, labels multiFlag
 	fs.Var(&env, "env", "KEY=value for the sandbox (repeatable)")
 	fs.Var(&labels, "label", "put the label `key=value` on the sandbox, for ls and prune -label (repeatable)")
@@ -41,15 +42,22 @@ func create(ctx context.Context, args []string) error {
 	if !ok {
 		return fmt.Errorf("%w: -pull %q: want missing, always or never", errUsage, *pull)
 	}
-	opts := []sandbox.Option{
+	opts, done, err := connect(ctx, choice)
+	if err != nil {
+		return err
+	}
+	defer done()
+	opts = append(opts,
 		sandbox.WithImage(*image), sandbox.WithWorkingDir(*workdir), sandbox.WithPullPolicy(policy),
 		sandbox.WithOwner("cli"), // outlives this process: not an orphan for prune -dead-owners
+	)
+	if choice.IsDocker() { // the pull's progress is Docker's (another engine's node pulls)
+		var progress io.Writer = os.Stderr
+		if *quiet || *asJSON {
+			progress = io.Discard
+		}
+		opts = append(opts, sandbox.WithPullProgress(progress))
 	}
-	var progress io.Writer = os.Stderr
-	if *quiet || *asJSON {
-		progress = io.Discard
-	}
-	opts = append(opts, sandbox.WithPullProgress(progress))
 	add := func(cond bool, o sandbox.Option) {
 		if cond {
 			opts = append(opts, o)

@@ -1,4 +1,4 @@
-package main
+package cli
 
 import (
 	"context"
@@ -17,6 +17,7 @@ func cp(ctx context.Context, args []string) error {
 	fs := newFlags("cp", "[-q] [-json] SRC DST  (one side ID:PATH)")
 	quiet := fs.Bool("q", false, "no progress line on stderr")
 	asJSON := fs.Bool("json", false, `print {"src", "dst", "bytes"} as JSON (not with DST -)`)
+	choice := engineFlags(fs)
 	if err := parse(fs, args); err != nil {
 		return err
 	}
@@ -26,11 +27,17 @@ func cp(ctx context.Context, args []string) error {
 	src, dst := fs.Arg(0), fs.Arg(1)
 	srcID, srcPath, srcIn := splitRef(src)
 	dstID, dstPath, dstIn := splitRef(dst)
+	if srcIn == dstIn {
+		return fmt.Errorf("%w: exactly one of SRC and DST must be ID:PATH", errUsage)
+	}
+	eng, done, err := connect(ctx, choice)
+	if err != nil {
+		return err
+	}
+	defer done()
 	start := time.Now()
 	var n int
 	switch {
-	case srcIn == dstIn:
-		return fmt.Errorf("%w: exactly one of SRC and DST must be ID:PATH", errUsage)
 	case *asJSON && dst == "-":
 		return fmt.Errorf("%w: -json prints on stdout: DST - would mix the file into it", errUsage)
 	case dstIn: // upload
@@ -38,7 +45,7 @@ func cp(ctx context.Context, args []string) error {
 		if err != nil {
 			return err
 		}
-		sb, err := attach(ctx, dstID, sandbox.WithAutoRemove(false))
+		sb, err := attach(ctx, eng, dstID, sandbox.WithAutoRemove(false))
 		if err != nil {
 			return err
 		}
@@ -51,7 +58,7 @@ func cp(ctx context.Context, args []string) error {
 		}
 		n = len(content)
 	default: // download
-		sb, err := attach(ctx, srcID, sandbox.WithAutoRemove(false))
+		sb, err := attach(ctx, eng, srcID, sandbox.WithAutoRemove(false))
 		if err != nil {
 			return err
 		}

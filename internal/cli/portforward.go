@@ -1,4 +1,4 @@
-package main
+package cli
 
 import (
 	"context"
@@ -16,6 +16,7 @@ import (
 func portForward(ctx context.Context, args []string) error {
 	fs := newFlags("port-forward", "[-json] ID [HOSTADDR:]HOSTPORT:PORT  (HOSTADDR default 127.0.0.1; HOSTPORT 0 picks one)")
 	asJSON := fs.Bool("json", false, `print {"id", "host_addr", "port"} as JSON once listening`)
+	choice := engineFlags(fs)
 	if err := parse(fs, args); err != nil {
 		return err
 	}
@@ -27,7 +28,12 @@ func portForward(ctx context.Context, args []string) error {
 	if err != nil {
 		return fmt.Errorf("%w: %v", errUsage, err)
 	}
-	sb, err := attach(ctx, id, sandbox.WithAutoRemove(false))
+	eng, done, err := connect(ctx, choice)
+	if err != nil {
+		return err
+	}
+	defer done()
+	sb, err := attach(ctx, eng, id, sandbox.WithAutoRemove(false))
 	if err != nil {
 		return err
 	}

@@ -1,4 +1,4 @@
-package main
+package cli
 
 import (
 	"context"
@@ -17,7 +17,7 @@ const mcpInstall = `go build -C mcp -o "$(go env GOPATH)/bin/sandbox-mcp" ./cmd/
 func mcp(ctx context.Context, args []string) error {
 	bin, err := exec.LookPath("sandbox-mcp")
 	if err != nil {
-		return fmt.Errorf("sandbox-mcp is not on PATH; build it from a clone with: %s (and have $(go env GOPATH)/bin on PATH)", mcpInstall)
+		return fmt.Errorf("sandbox-mcp is not on PATH; build it from a clone with: %s (and have $(go env GOPATH)/bin on PATH)", cfg.MCPInstall)
 	}
 	return runMCP(ctx, bin, args)
 }
