@@ -1,4 +1,4 @@
-package main
+package bench
 
 import (
 	"context"
@@ -16,12 +16,12 @@ import (
 // else this process did counts, and returns its peak RSS in MiB. The child
 // reports its own VmHWM: the rusage of a child counts the parent's memory,
 // because Linux carries the high-water mark across fork and exec.
-func peakRSS(image string) (float64, error) {
+func peakRSS(args []string) (float64, error) {
 	self, err := os.Executable()
 	if err != nil {
 		return 0, err
 	}
-	cmd := exec.Command(self, "-rss-child", "-image", image)
+	cmd := exec.Command(self, append([]string{"-rss-child"}, args...)...)
 	cmd.Stderr = os.Stderr
 	out, err := cmd.Output()
 	if err != nil {
@@ -36,8 +36,8 @@ func peakRSS(image string) (float64, error) {
 
 // bigOutput has one command print 256 MiB, then prints this process's
 // peak RSS in KiB.
-func bigOutput(ctx context.Context, image string) error {
-	sb, err := sandbox.New(ctx, sandbox.WithImage(image), sandbox.WithPullPolicy(sandbox.PullNever))
+func bigOutput(ctx context.Context, opts []sandbox.Option) error {
+	sb, err := sandbox.New(ctx, opts...)
 	if err != nil {
 		return err
 	}

@@ -1,4 +1,4 @@
-package main
+package bench
 
 import (
 	"bytes"
@@ -53,7 +53,7 @@ func (b *bench) operations(ctx context.Context, shared bool) (map[string]float64
 		ops = append(ops, struct {
 			name string
 			fn   func() error
-		}{"raw_exec", func() error { return rawExec(ctx, b.cli, sb.ID()) }})
+		}{"raw_exec", func() error { return b.rawExec(ctx, sb.ID()) }})
 	}
 	for _, op := range ops {
 		for range b.n {
@@ -68,12 +68,22 @@ func (b *bench) operations(ctx context.Context, shared bool) (map[string]float64
 	return m, nil
 }
 
-// lifecycle times create, close and a warm pool's acquire.
+// lifecycle times create (New and the first command's answer: on
+// Kubernetes, from the pod's creation to the first command), close and a
+// warm pool's acquire.
 func (b *bench) lifecycle(ctx context.Context) (map[string]float64, error) {
 	s := samples{}
 	for range b.n {
 		var sb *sandbox.DockerSandbox
-		if err := s.time("create", func() (err error) { sb, err = sandbox.New(ctx, b.opts...); return err }); err != nil {
+		if err := s.time("create", func() (err error) {
+			if sb, err = sandbox.New(ctx, b.opts...); err != nil {
+				return err
+			}
+			if _, err = sb.Execute(ctx, "true"); err != nil {
+				sb.Close()
+			}
+			return err
+		}); err != nil {
 			return nil, err
 		}
 		if err := s.time("close", sb.Close); err != nil {
@@ -109,6 +119,9 @@ func (b *bench) lifecycle(ctx context.Context) (map[string]float64, error) {
 
 // dockerCP times `docker cp` of a 32 MiB file into and out of a sandbox.
 func (b *bench) dockerCP(ctx context.Context) (map[string]float64, error) {
+	if !b.docker() {
+		return nil, fmt.Errorf("not on the Docker engine")
+	}
 	docker, err := exec.LookPath("docker")
 	if err != nil {
 		return nil, err
@@ -143,8 +156,18 @@ func (b *bench) dockerCP(ctx context.Context) (map[string]float64, error) {
 	return s.medians(), nil
 }
 
-// rawExec runs `true` with one plain Docker exec, as a baseline.
-func rawExec(ctx context.Context, cli *client.Client, id string) error {
+// rawExec runs `true` with one plain exec of the engine, as a baseline:
+// on Docker an SDK exec, on another engine its own Exec (on Kubernetes a
+// remotecommand exec through the API server).
+func (b *bench) rawExec(ctx context.Context, id string) error {
+	if !b.docker() {
+		return engineExec(ctx, b.eng, id, io.Discard, "true")
+	}
+	return dockerExec(ctx, b.cli, id)
+}
+
+// dockerExec runs `true` with one plain Docker exec.
+func dockerExec(ctx context.Context, cli *client.Client, id string) error {
 	ex, err := cli.ExecCreate(ctx, id, client.ExecCreateOptions{Cmd: []string{"true"}, AttachStdout: true, AttachStderr: true})
 	if err != nil {
 		return err
