@@ -4,10 +4,20 @@ go 1.26.8
 
 require (
 	github.com/dockersandbox/sandbox v0.0.0
+	github.com/dockersandbox/sandbox/mcp v0.0.0
 	k8s.io/api v0.37.2
 	k8s.io/apimachinery v0.37.2
 	k8s.io/client-go v0.37.2
 	k8s.io/streaming v0.37.2
+)
+
+require (
+	github.com/google/jsonschema-go v0.4.3 // indirect
+	github.com/modelcontextprotocol/go-sdk v1.8.0 // indirect
+	github.com/segmentio/asm v1.1.3 // indirect
+	github.com/segmentio/encoding v0.5.4 // indirect
+	github.com/yosida95/uritemplate/v3 v3.0.2 // indirect
+	golang.org/x/sync v0.22.0 // indirect
 )
 
 require (
@@ -78,3 +88,5 @@ require (
 )
 
 replace github.com/dockersandbox/sandbox => ../
+
+replace github.com/dockersandbox/sandbox/mcp => ../mcp
