@@ -30,6 +30,7 @@ func Main(engines *engineflag.Set, args []string) {
 	load := fs.Bool("load", false, "also measure throughput: 200 concurrent Executes on one sandbox, 50 sandboxes alive at once")
 	durable := fs.Bool("durable", false, "also measure snapshot_100m, fork_10, persist_100m, hydrate_100m beside docker commit, ten New, docker cp out and in (Docker only)")
 	only := fs.String("only", "", "run only these comma-separated groups: "+strings.Join(onlyGroups, ", "))
+	user := fs.String("user", "", "`user` of the sandboxes (default the image's; on Kubernetes a numeric uid:gid)")
 	rssChild := fs.Bool("rss-child", false, "internal: run only the 256 MiB output measurement")
 	choice := engines.AddFlags(fs)
 	fs.Usage = usage
@@ -51,6 +52,9 @@ func Main(engines *engineflag.Set, args []string) {
 		defer cli.Close()
 		b.cli = cli
 		b.opts = []sandbox.Option{sandbox.WithImage(*image), sandbox.WithClient(cli), sandbox.WithPullPolicy(sandbox.PullNever)}
+	}
+	if *user != "" {
+		b.opts = append(b.opts, sandbox.WithUser(*user))
 	}
 	if *rssChild {
 		fail(bigOutput(ctx, b.opts))

@@ -11,12 +11,17 @@ import (
 	"github.com/dockersandbox/sandbox/internal/engineflag"
 	"github.com/dockersandbox/sandbox/k8s"
 	"github.com/dockersandbox/sandbox/k8s/helperimage"
+	"github.com/go-logr/logr"
 	"k8s.io/client-go/tools/clientcmd"
+	"k8s.io/klog/v2"
 )
 
 // Engines returns the engines of the k8s module's commands: Docker (the
-// default) and Kubernetes.
+// default) and Kubernetes. It silences client-go's log (klog): the
+// commands report their own errors, once, and a stream the engine closes
+// on purpose is not one.
 func Engines() *engineflag.Set {
+	klog.SetLogger(logr.Discard())
 	s := engineflag.New(nil)
 	s.Register(Kind())
 	return s
