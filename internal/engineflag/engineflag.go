@@ -9,7 +9,6 @@ import (
 	"context"
 	"flag"
 	"fmt"
-	"slices"
 	"strings"
 
 	"github.com/dockersandbox/sandbox"
@@ -109,9 +108,6 @@ func (c *Choice) Open(ctx context.Context) ([]sandbox.Option, engine.Engine, err
 	}
 	return []sandbox.Option{sandbox.WithEngine(eng)}, eng, nil
 }
-
-// Known reports whether name is an engine the binary has.
-func (s *Set) Known(name string) bool { return slices.Contains(s.Names(), name) }
 
 // ForCommand returns the Set of a core binary (sandbox, sandbox-bench,
 // sandbox-mcp): Docker, and "kubernetes" refused with the command that
