@@ -4,7 +4,6 @@ import (
 	"context"
 	"crypto/rand"
 	"encoding/json"
-	"flag"
 	"os"
 	"path/filepath"
 	"regexp"
@@ -59,21 +58,6 @@ func TestCLIJSONFlag(t *testing.T) {
 		require.Equal(t, 0, code)
 		assert.Contains(t, out, "  -json", "%s has -json", cmd)
 	}
-}
-
-// Internal flags work but -h does not show them.
-func TestCLIInternalFlagsHidden(t *testing.T) {
-	fs := newFlags("x", "[flags]")
-	secret := fs.Bool("secret", false, internalPrefix+"for tests")
-	fs.Bool("shown", false, "a user's flag")
-	var help strings.Builder
-	fs.SetOutput(&help)
-	fs.Usage()
-	assert.Contains(t, help.String(), "-shown")
-	assert.NotContains(t, help.String(), "secret")
-	require.NoError(t, parse(fs, []string{"-secret"}))
-	assert.True(t, *secret)
-	assert.ErrorIs(t, parse(newFlags("y", ""), []string{"-h"}), flag.ErrHelp)
 }
 
 // An unknown ID says "no such sandbox", once, for each command that takes
@@ -199,6 +183,10 @@ func TestCLIFiltersAndJSON(t *testing.T) {
 	assert.JSONEq(t, `["`+web+`"]`, out)
 	assert.Empty(t, ls("-label", label))
 }
+
+// mcpInstall is the install command of sandbox-mcp that internal/cli's
+// hint gives.
+const mcpInstall = `go build -C mcp -o "$(go env GOPATH)/bin/sandbox-mcp" ./cmd/sandbox-mcp`
 
 // Without sandbox-mcp on PATH, sandbox mcp says how to install it: the
 // README's command, into the README's install directory.

@@ -126,6 +126,9 @@ func TestCLIExecTTY(t *testing.T) {
 	}
 }
 
+// notTerminal is what exec -t says without a terminal on stdin.
+const notTerminal = "-t needs a terminal on stdin (it is not one); use -i alone to stream input without a terminal"
+
 // exec -t needs a terminal on stdin, and says so; -i alone streams stdin
 // without one; a command runs on a terminal with -t and a pipe is refused.
 func TestCLIExecTTYErrors(t *testing.T) {
@@ -141,7 +144,7 @@ func TestCLIExecTTYErrors(t *testing.T) {
 		out, errOut, code = run(t, "", args...)
 		assert.Equal(t, 1, code, "%v", args)
 		assert.Empty(t, out)
-		assert.Equal(t, "sandbox exec: "+errNotTerminal.Error()+"\n", errOut, "%v", args)
+		assert.Equal(t, "sandbox exec: "+notTerminal+"\n", errOut, "%v", args)
 	}
 	out, errOut, code = run(t, "hello\nworld\n", "exec", "-i", id, "--", "cat; [ -t 0 ] || echo no-tty")
 	assert.Equal(t, 0, code, errOut)

@@ -1,0 +1,49 @@
+package bench
+
+import (
+	"context"
+	"encoding/json"
+	"fmt"
+	"os"
+	"strings"
+)
+
+// onlyGroups are the groups -only can run by themselves: "ops" (the shared
+// channel's operations, for same-run baselines such as read_1k), "ports"
+// (dial_rtt, forward_mb_s, published_port_mb_s, forward_ratio) and
+// "processes" (start_process, poll_output).
+var onlyGroups = []string{"ops", "ports", "processes"}
+
+// runOnly runs the comma-separated groups of list, in the order given,
+// prints their keys as JSON, and reports whether it ran anything (an empty
+// list runs nothing: the whole bench runs).
+func runOnly(ctx context.Context, b *bench, list string) bool {
+	if list == "" {
+		return false
+	}
+	out := map[string]any{}
+	for _, g := range strings.Split(list, ",") {
+		switch strings.TrimSpace(g) {
+		case "ops":
+			m, err := b.operations(ctx, true)
+			fail(err)
+			for k, v := range m {
+				out[k] = v
+			}
+		case "ports":
+			b.addPorts(ctx, out)
+		case "processes":
+			m, err := b.processes(ctx)
+			fail(err)
+			for k, v := range m {
+				out[k] = v
+			}
+		default:
+			fail(fmt.Errorf("-only: unknown group %q (%s)", g, strings.Join(onlyGroups, ", ")))
+		}
+	}
+	enc := json.NewEncoder(os.Stdout)
+	enc.SetIndent("", "  ")
+	fail(enc.Encode(out))
+	return true
+}
