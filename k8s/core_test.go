@@ -34,7 +34,7 @@ func TestCoreSuite(t *testing.T) {
 	if os.Getenv(envCore) != "1" {
 		t.Skipf("the core suite on Kubernetes is opt-in: %s=1 (with %s)", envCore, envKubeconfig)
 	}
-	e := testEngine(t, k8s.WithNetworkNoneAccepted(), k8s.WithPidsLimitAccepted()) // up.sh: podPidsLimit 4096
+	e := testEngine(t, k8s.WithNetworkNoneAccepted())
 	dir, err := os.MkdirTemp("", "k8score") // t.TempDir may be too long for a socket's path
 	if err != nil {
 		t.Fatal(err)

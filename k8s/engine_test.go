@@ -78,11 +78,11 @@ func TestNamedUserRefused(t *testing.T) {
 func TestPidsLimitRefused(t *testing.T) {
 	spec := enginetest.Spec(busybox)
 	spec.PidsLimit = 256
-	_, err := testEngine(t).Create(context.Background(), spec)
+	_, err := strictEngine(t).Create(context.Background(), spec)
 	if !errors.Is(err, errors.ErrUnsupported) {
 		t.Fatalf("Create with a pids limit: %v, want errors.ErrUnsupported", err)
 	}
-	e := testEngine(t, k8s.WithPidsLimitAccepted())
+	e := testEngine(t)
 	ctx, cancel := context.WithTimeout(context.Background(), 2*time.Minute)
 	defer cancel()
 	info, err := e.Create(ctx, spec)

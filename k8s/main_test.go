@@ -26,8 +26,15 @@ const (
 
 // testEngine returns an engine on the test cluster's namespace (default,
 // or DOCKERSANDBOX_TEST_K8S_NAMESPACE), with images never pulled: nothing
-// leaves the machine.
+// leaves the machine; pids limits are accepted (scripts/k8s/up.sh sets the
+// kubelet's podPidsLimit).
 func testEngine(t testing.TB, opts ...k8s.Option) *k8s.Engine {
+	t.Helper()
+	return strictEngine(t, append([]k8s.Option{k8s.WithPidsLimitAccepted()}, opts...)...)
+}
+
+// strictEngine is testEngine without WithPidsLimitAccepted.
+func strictEngine(t testing.TB, opts ...k8s.Option) *k8s.Engine {
 	t.Helper()
 	path := os.Getenv(envKubeconfig)
 	if path == "" {

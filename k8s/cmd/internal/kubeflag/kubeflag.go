@@ -1,6 +1,7 @@
 // Package kubeflag is the "kubernetes" engine of the k8s module's commands
 // (sandbox, sandbox-bench, sandbox-mcp): -engine kubernetes with its flags
-// -kubeconfig, -namespace, -helper-repo and -network-none-accepted.
+// -kubeconfig, -namespace, -helper-repo, -network-none-accepted and
+// -pids-limit-accepted.
 package kubeflag
 
 import (
@@ -36,6 +37,7 @@ func Kind() engineflag.Kind {
 		namespace := fs.String("namespace", "", "kubernetes: `namespace` of the pods (default the kubeconfig context's, else default)")
 		repo := fs.String("helper-repo", helperimage.Repository, "kubernetes: `repository` of the helper image in your registry (its tag is the library's: "+helperimage.Tag()+")")
 		noneOK := fs.Bool("network-none-accepted", false, "kubernetes: the namespace isolates pods (a deny-all NetworkPolicy): accept -network none and -secure")
+		pidsOK := fs.Bool("pids-limit-accepted", false, "kubernetes: the nodes' kubelets set podPidsLimit: accept -pids-limit and -secure")
 		return func(ctx context.Context) (engine.Engine, error) {
 			rules := clientcmd.NewDefaultClientConfigLoadingRules()
 			rules.ExplicitPath = *kubeconfig
@@ -53,6 +55,9 @@ func Kind() engineflag.Kind {
 			opts := []k8s.Option{k8s.WithNamespace(ns), k8s.WithHelperImage(helperimage.Ref(*repo))}
 			if *noneOK {
 				opts = append(opts, k8s.WithNetworkNoneAccepted())
+			}
+			if *pidsOK {
+				opts = append(opts, k8s.WithPidsLimitAccepted())
 			}
 			return k8s.New(ctx, cfg, opts...)
 		}
