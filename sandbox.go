@@ -145,6 +145,9 @@ func createOn(ctx context.Context, eng engine.Engine, o *options) (*DockerSandbo
 		return nil, err
 	}
 	info, err := eng.Create(ctx, o.spec())
+	if errors.Is(err, engine.ErrImageNotFound) {
+		return nil, fmt.Errorf("%w: %s on %s: %w", ErrImageNotFound, o.image, eng.Name(), err)
+	}
 	if err != nil {
 		return nil, fmt.Errorf("sandbox: create on %s: %w", eng.Name(), daemonErr(err))
 	}

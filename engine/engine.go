@@ -168,4 +168,7 @@ var (
 	// ErrIsDir: CopyTo met a directory in the sandbox where the archive
 	// has a file.
 	ErrIsDir = errors.New("engine: is a directory")
+	// ErrImageNotFound: Create found no such image for the sandbox, and
+	// could not pull it (or was not allowed to).
+	ErrImageNotFound = errors.New("engine: image not found")
 )

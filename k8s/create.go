@@ -102,8 +102,12 @@ func startedOrFailed(p *corev1.Pod) (bool, error) {
 		}
 		if w := cs.State.Waiting; w != nil {
 			switch w.Reason {
-			case "ErrImagePull", "ImagePullBackOff", "ErrImageNeverPull", "InvalidImageName",
-				"CreateContainerConfigError", "CreateContainerError", "RunContainerError", "CrashLoopBackOff":
+			case "ErrImagePull", "ImagePullBackOff", "ErrImageNeverPull", "InvalidImageName":
+				if cs.Name == ContainerName { // the sandbox's image, not the helper's
+					return false, fmt.Errorf("%w: %w: container %s (image %s): %s: %s", ErrPodFailed, engine.ErrImageNotFound, cs.Name, cs.Image, w.Reason, w.Message)
+				}
+				return false, fmt.Errorf("%w: container %s (image %s): %s: %s", ErrPodFailed, cs.Name, cs.Image, w.Reason, w.Message)
+			case "CreateContainerConfigError", "CreateContainerError", "RunContainerError", "CrashLoopBackOff":
 				return false, fmt.Errorf("%w: container %s (image %s): %s: %s", ErrPodFailed, cs.Name, cs.Image, w.Reason, w.Message)
 			}
 		}

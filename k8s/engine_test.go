@@ -32,8 +32,8 @@ func TestCreateFailsFast(t *testing.T) {
 	defer cancel()
 	start := time.Now()
 	_, err := e.Create(ctx, spec)
-	if !errors.Is(err, k8s.ErrPodFailed) {
-		t.Fatalf("Create of a missing image: %v, want ErrPodFailed", err)
+	if !errors.Is(err, k8s.ErrPodFailed) || !errors.Is(err, engine.ErrImageNotFound) {
+		t.Fatalf("Create of a missing image: %v, want ErrPodFailed and engine.ErrImageNotFound", err)
 	}
 	if d := time.Since(start); d > time.Minute {
 		t.Errorf("Create took %v to fail", d)

@@ -13,7 +13,7 @@
 //
 // The relay is transparent: Name is the served engine's, errors keep
 // their sentinels (errors.Is works across it: engine.ErrNotFound,
-// ErrNotRunning, ErrPaused, ErrUnreachable, ErrIsDir, errors.ErrUnsupported,
+// ErrNotRunning, ErrPaused, ErrUnreachable, ErrIsDir, ErrImageNotFound, errors.ErrUnsupported,
 // fs.ErrNotExist, syscall.ENOSPC, context.Canceled and DeadlineExceeded),
 // and the client is an engine.Pauser or engine.Stopper only if the served
 // engine is. The helper binary (engine.Spec.Helper.Binary, a function) is
@@ -104,6 +104,7 @@ var sentinels = []struct {
 	{"paused", engine.ErrPaused},
 	{"unreachable", engine.ErrUnreachable},
 	{"isdir", engine.ErrIsDir},
+	{"imagenotfound", engine.ErrImageNotFound},
 	{"unsupported", errors.ErrUnsupported},
 	{"notexist", fs.ErrNotExist},
 	{"enospc", syscall.ENOSPC},
