@@ -47,6 +47,18 @@ func (t *streamTable) dial(ctx context.Context, id uint32, req proto.Request, se
 	up, down := make(chan error, 1), make(chan error, 1)
 	go func() { up <- st.pumpUp(sctx, conn) }()
 	go func() { down <- st.pumpDown(sctx, conn) }()
+	// Closing the connection ends both pumps; joinPumps waits for them, so
+	// that no data frame follows the Result.
+	return dialResult(ctx, joinPumps(sctx, up, down, func() {
+		conn.Close()
+		st.cancel(context.Canceled)
+	}))
+}
+
+// joinPumps waits until both pumps (each sending its end on its channel)
+// ended, one failed, or ctx ended; then it calls stop, which must end the
+// pumps, waits for them, and returns the failure (nil: both ended well).
+func joinPumps(ctx context.Context, up, down <-chan error, stop func()) error {
 	var failure error
 	upDone, downDone := false, false
 	for !(upDone && downDone) && failure == nil {
@@ -55,21 +67,18 @@ func (t *streamTable) dial(ctx context.Context, id uint32, req proto.Request, se
 			upDone = true
 		case failure = <-down:
 			downDone = true
-		case <-sctx.Done():
-			failure = context.Cause(sctx)
+		case <-ctx.Done():
+			failure = context.Cause(ctx)
 		}
 	}
-	// Closing the connection ends both pumps; wait for them, so that no
-	// data frame follows the Result.
-	conn.Close()
-	st.cancel(context.Canceled)
+	stop()
 	if !upDone {
 		<-up
 	}
 	if !downDone {
 		<-down
 	}
-	return dialResult(ctx, failure)
+	return failure
 }
 
 // dialResult is the Result of a dial that ended with failure (nil: both

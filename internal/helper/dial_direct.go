@@ -88,25 +88,8 @@ func spliceDirect(ctx context.Context, conn net.Conn, dc *net.UnixConn) error {
 		}
 		down <- err
 	}()
-	var failure error
-	upDone, downDone := false, false
-	for !(upDone && downDone) && failure == nil {
-		select {
-		case failure = <-up:
-			upDone = true
-		case failure = <-down:
-			downDone = true
-		case <-ctx.Done():
-			failure = context.Cause(ctx)
-		}
-	}
-	conn.Close()
-	dc.Close()
-	if !upDone {
-		<-up
-	}
-	if !downDone {
-		<-down
-	}
-	return failure
+	return joinPumps(ctx, up, down, func() {
+		conn.Close()
+		dc.Close()
+	})
 }
