@@ -46,7 +46,10 @@ func ExampleWithAutoPause() {
 		return
 	}
 	defer sb.Close()
-	time.Sleep(time.Second)
+	// Idle for 200 ms, it pauses (the engine's pause itself takes a moment).
+	for deadline := time.Now().Add(10 * time.Second); !sb.Paused() && time.Now().Before(deadline); {
+		time.Sleep(100 * time.Millisecond)
+	}
 	fmt.Println(sb.Paused())
 	res, err := sb.Execute(ctx, "echo resumed")
 	fmt.Print(res.Output, err, "\n")
