@@ -120,14 +120,18 @@ func TestHTTPRemovalReasonsLogged(t *testing.T) {
 	idA := sandboxID(t, a)
 	require.NoError(t, a.Close())
 	waitGone(t, label, 20*time.Second)
-	lines := strings.Split(log.String(), "\n")
 	removed := func(id string) string {
-		for _, l := range lines {
+		for _, l := range strings.Split(log.String(), "\n") {
 			if strings.Contains(l, "sandbox removed") && strings.Contains(l, id) {
 				return l
 			}
 		}
 		return ""
+	}
+	// The server logs a removal once Close returned, a moment after the
+	// container is gone.
+	for deadline := time.Now().Add(10 * time.Second); (removed(idA) == "" || removed(idB) == "") && time.Now().Before(deadline); {
+		time.Sleep(50 * time.Millisecond)
 	}
 	assert.Contains(t, removed(idA), `reason="client ended the session"`)
 	assert.Contains(t, removed(idB), `reason="idle timeout (no request for 3s)"`)
