@@ -30,6 +30,8 @@ type requestWire struct {
 	Glob    fsops.RawString   `json:"glob,omitempty"`
 	Network fsops.RawString   `json:"network,omitempty"`
 	Address fsops.RawString   `json:"address,omitempty"` // a unix socket's path is bytes
+	Direct  fsops.RawString   `json:"direct,omitempty"`
+	Token   fsops.RawString   `json:"token,omitempty"`
 }
 
 // MarshalJSON implements json.Marshaler.
@@ -41,6 +43,7 @@ func (r Request) MarshalJSON() ([]byte, error) {
 		Old: fsops.RawString(r.Old), New: fsops.RawString(r.New),
 		Pattern: fsops.RawString(r.Pattern), Glob: fsops.RawString(r.Glob),
 		Network: fsops.RawString(r.Network), Address: fsops.RawString(r.Address),
+		Direct: fsops.RawString(r.Direct), Token: fsops.RawString(r.Token),
 	})
 }
 
@@ -55,6 +58,7 @@ func (r *Request) UnmarshalJSON(data []byte) error {
 	r.Old, r.New = string(w.Old), string(w.New)
 	r.Pattern, r.Glob = string(w.Pattern), string(w.Glob)
 	r.Network, r.Address = string(w.Network), string(w.Address)
+	r.Direct, r.Token = string(w.Direct), string(w.Token)
 	return nil
 }
 
