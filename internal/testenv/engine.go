@@ -49,23 +49,10 @@ func CopyFiles(tb testing.TB, cli *client.Client, id, dir string, files ...File)
 		copyEngine(tb, e, id, dir, files...)
 		return
 	}
-	var buf bytes.Buffer
-	tw := tar.NewWriter(&buf)
-	for _, f := range files {
-		hdr := &tar.Header{Typeflag: tar.TypeReg, Name: f.Name, Size: int64(len(f.Content)), Mode: f.Mode, ModTime: time.Now()}
-		if err := tw.WriteHeader(hdr); err != nil {
-			tb.Fatal(err)
-		}
-		if _, err := tw.Write(f.Content); err != nil {
-			tb.Fatal(err)
-		}
-	}
-	if err := tw.Close(); err != nil {
-		tb.Fatal(err)
-	}
+	buf := filesTar(tb, files)
 	ctx, cancel := context.WithTimeout(context.Background(), time.Minute)
 	defer cancel()
-	if _, err := cli.CopyToContainer(ctx, id, client.CopyToContainerOptions{DestinationPath: dir, Content: &buf}); err != nil {
+	if _, err := cli.CopyToContainer(ctx, id, client.CopyToContainerOptions{DestinationPath: dir, Content: buf}); err != nil {
 		tb.Fatalf("copy into %s: %v", dir, err)
 	}
 }
@@ -117,4 +104,24 @@ func SandboxExists(tb testing.TB, id string) bool {
 		tb.Fatal(err)
 	}
 	return len(res.Items) > 0
+}
+
+// filesTar is files as a tar archive, owned by root.
+func filesTar(tb testing.TB, files []File) *bytes.Buffer {
+	tb.Helper()
+	var buf bytes.Buffer
+	tw := tar.NewWriter(&buf)
+	for _, f := range files {
+		hdr := &tar.Header{Typeflag: tar.TypeReg, Name: f.Name, Size: int64(len(f.Content)), Mode: f.Mode, ModTime: time.Now()}
+		if err := tw.WriteHeader(hdr); err != nil {
+			tb.Fatal(err)
+		}
+		if _, err := tw.Write(f.Content); err != nil {
+			tb.Fatal(err)
+		}
+	}
+	if err := tw.Close(); err != nil {
+		tb.Fatal(err)
+	}
+	return &buf
 }

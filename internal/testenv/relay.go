@@ -1,7 +1,6 @@
 package testenv
 
 import (
-	"archive/tar"
 	"bytes"
 	"context"
 	"errors"
@@ -179,23 +178,10 @@ func execEngine(tb testing.TB, e engine.Engine, id, user string, cmd ...string) 
 // copyEngine is CopyFiles on the relayed engine.
 func copyEngine(tb testing.TB, e engine.Engine, id, dir string, files ...File) {
 	tb.Helper()
-	var buf bytes.Buffer
-	tw := tar.NewWriter(&buf)
-	for _, f := range files {
-		hdr := &tar.Header{Typeflag: tar.TypeReg, Name: f.Name, Size: int64(len(f.Content)), Mode: f.Mode, ModTime: time.Now()}
-		if err := tw.WriteHeader(hdr); err != nil {
-			tb.Fatal(err)
-		}
-		if _, err := tw.Write(f.Content); err != nil {
-			tb.Fatal(err)
-		}
-	}
-	if err := tw.Close(); err != nil {
-		tb.Fatal(err)
-	}
+	buf := filesTar(tb, files)
 	ctx, cancel := context.WithTimeout(context.Background(), time.Minute)
 	defer cancel()
-	if err := e.CopyTo(ctx, id, dir, &buf); err != nil {
+	if err := e.CopyTo(ctx, id, dir, buf); err != nil {
 		tb.Fatalf("copy into %s: %v", dir, err)
 	}
 }
