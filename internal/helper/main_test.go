@@ -6,10 +6,15 @@ import (
 )
 
 // TestMain lets the test binary, which runExec starts again as each
-// command's reaper (it runs /proc/self/exe), act as one.
+// command's reaper and the process table as its launchers (they run
+// /proc/self/exe), act as one.
 func TestMain(m *testing.M) {
 	if len(os.Args) > 1 && os.Args[1] == ReapMode {
 		os.Exit(Reap())
 	}
+	if len(os.Args) > 1 && os.Args[1] == ProcExecMode {
+		os.Exit(ProcExec())
+	}
+	announce = func() {} // PID 1 here is the machine's, not a helper
 	os.Exit(m.Run())
 }

@@ -182,7 +182,7 @@ func (t *procTable) takeLauncher() (*launcher, error) {
 		exited := l.p.exited
 		t.mu.Unlock()
 		if !exited {
-			if st, ok := readStat(l.p.pid); ok && st.state != 'T' && st.state != 't' && !st.dead() && !dying(l.p.pid) {
+			if st, ok := readStat(l.p.pid); ok && st.state != 'T' && st.state != 't' && !st.dead() && st.flags&pfExiting == 0 && !killPending(l.p.pid) {
 				return l, nil
 			}
 		}
@@ -230,8 +230,15 @@ func dying(pid int) bool {
 	if st, ok := readStat(pid); ok && st.flags&pfExiting != 0 {
 		return true
 	}
-	b, err := os.ReadFile("/proc/" + strconv.Itoa(pid) + "/status")
-	if err != nil {
+	return killPending(pid)
+}
+
+// killPending reports whether a SIGKILL is pending for pid (true when its
+// status cannot be read).
+func killPending(pid int) bool {
+	var buf [8192]byte
+	b, ok := readProcFile("/proc/"+strconv.Itoa(pid)+"/status", buf[:])
+	if !ok {
 		return true
 	}
 	for _, line := range strings.Split(string(b), "\n") {

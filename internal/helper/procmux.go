@@ -126,6 +126,16 @@ func (t *procTable) serveMux(c *net.UnixConn, fr *proto.Reader, fw *proto.Writer
 		if dup {
 			return
 		}
+		if quick(req) {
+			// Answered in the read loop: no goroutine to wake, and nothing
+			// that waits (an answer that does not fit the socket stalls only
+			// this connection, whose client does not read).
+			muxSeen.Store(true)
+			if !t.answerMux(ctx, c, fw, f.ID, req, in) {
+				return
+			}
+			continue
+		}
 		select {
 		case slots <- struct{}{}:
 		case <-ctx.Done():
@@ -143,21 +153,45 @@ func (t *procTable) serveMux(c *net.UnixConn, fr *proto.Reader, fw *proto.Writer
 				muxRunning.Add(-1)
 				<-slots
 			}()
-			send := func(k proto.Kind, p []byte) error { return fw.WriteFrame(k, id, p) }
-			res := t.handle(rctx, req, in, send)
+			t.answerMux(rctx, c, fw, id, req, in)
 			mu.Lock()
 			delete(running, id)
 			mu.Unlock()
 			cancel()
-			b, err := fitResult(req.Op, res)
-			if err != nil {
-				b, _ = json.Marshal(proto.Result{Error: proto.ErrorOf(err)})
-			}
-			if fw.WriteFrame(proto.KindResult, id, b) != nil {
-				c.Close() // the reader ends too
-			}
 		}(f.ID)
 	}
+}
+
+// quick reports whether req is answered at once, never waiting: an info,
+// a list, a signal, a resize, or a read that does not wait for output.
+func quick(req proto.Request) bool {
+	switch req.Op {
+	case proto.OpProcInfo, proto.OpProcList, proto.OpProcSignal, proto.OpProcResize:
+		return true
+	case proto.OpProcRead:
+		return req.Proc.WaitMs <= 0
+	}
+	return false
+}
+
+// answerMux runs req and writes its output and Result as id on a
+// multiplexed connection; false (the connection closed) when the writing
+// failed. A start's launch follows its answer.
+func (t *procTable) answerMux(ctx context.Context, c *net.UnixConn, fw *proto.Writer, id uint32, req proto.Request, in []byte) bool {
+	held := &heldOutput{w: fw, id: id}
+	res, then := t.handle(ctx, req, in, held.send)
+	b, err := fitResult(req.Op, res)
+	if err != nil {
+		b, _ = json.Marshal(proto.Result{Error: proto.ErrorOf(err)})
+	}
+	ok := held.result(b) == nil
+	if !ok {
+		c.Close() // the reader ends too
+	}
+	if then != nil {
+		then()
+	}
+	return ok
 }
 
 // procClient is a serving helper's multiplexed connection to PID 1.

@@ -136,13 +136,16 @@ func (t *procTable) serveConn(c *net.UnixConn) {
 		cancel()
 	}()
 	send := func(k proto.Kind, p []byte) error { return fw.WriteFrame(k, 1, p) }
-	res := t.handle(ctx, req, in, send)
+	res, then := t.handle(ctx, req, in, send)
 	b, err := fitResult(req.Op, res)
 	if err != nil {
 		b, _ = json.Marshal(proto.Result{Error: proto.ErrorOf(err)})
 	}
 	_ = c.SetWriteDeadline(time.Now().Add(procRequestWait))
 	_ = fw.WriteFrame(proto.KindResult, 1, b)
+	if then != nil {
+		then()
+	}
 }
 
 // forwardProc sends a process request to PID 1 and relays its answer: the

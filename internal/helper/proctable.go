@@ -45,6 +45,9 @@ type proc struct {
 	graceOver   bool          // exited a while ago: output still open is not waited for
 	changed     chan struct{} // closed and replaced on every change
 	stdinClosed bool
+	// launchFailed: the launcher did not take the command (its exit is
+	// then status 127).
+	launchFailed bool
 
 	stdin   *os.File // pipe's write end, or the terminal's master
 	master  *os.File // the terminal's master (WithTTY), else nil
@@ -100,8 +103,12 @@ func (t *procTable) running() bool {
 	return false
 }
 
-// start starts req.Command as a managed process.
-func (t *procTable) start(ctx context.Context, req proto.Request) *proto.Result {
+// start starts req.Command as a managed process. It answers before the
+// launch: when the answer goes out, the process is in the table with the
+// pid of the launcher that becomes it, and then (not nil with a process)
+// hands the launcher the command (launchInto). Otherwise the command would
+// run first, on the CPU that the answer needs.
+func (t *procTable) start(req proto.Request) (res *proto.Result, then func()) {
 	pr := req.Proc
 	size := pr.LogSize
 	if size == 0 {
@@ -109,12 +116,12 @@ func (t *procTable) start(ctx context.Context, req proto.Request) *proto.Result 
 	}
 	if req.Dir != "" {
 		if e := checkExecDir(req.Dir); e != nil {
-			return &proto.Result{Error: e}
+			return &proto.Result{Error: e}, nil
 		}
 	}
 	sh, err := exec.LookPath(shell())
 	if err != nil {
-		return &proto.Result{Error: &proto.Error{Code: proto.CodeNotFound, Message: err.Error()}}
+		return &proto.Result{Error: &proto.Error{Code: proto.CodeNotFound, Message: err.Error()}}, nil
 	}
 	var id [8]byte
 	_, _ = rand.Read(id[:])
@@ -127,25 +134,25 @@ func (t *procTable) start(ctx context.Context, req proto.Request) *proto.Result 
 	if pr.TTY {
 		m, slave, err := OpenPTY()
 		if err != nil {
-			return failure(err)
+			return failure(err), nil
 		}
 		if err := SetWinsize(m, uint16(pr.Rows), uint16(pr.Cols)); err != nil {
 			m.Close()
 			slave.Close()
-			return failure(err)
+			return failure(err), nil
 		}
 		child = [3]*os.File{slave, slave, slave}
 		master, stdin, out = m, m, m
 	} else {
-		inR, inW, err := os.Pipe()
+		inW, inR, err := childPipe(true)
 		if err != nil {
-			return failure(err)
+			return failure(err), nil
 		}
-		outR, outW, err := os.Pipe()
+		outR, outW, err := childPipe(false)
 		if err != nil {
 			inR.Close()
 			inW.Close()
-			return failure(err)
+			return failure(err), nil
 		}
 		child = [3]*os.File{inR, outW, outW}
 		stdin, out = inW, outR
@@ -164,30 +171,17 @@ func (t *procTable) start(ctx context.Context, req proto.Request) *proto.Result 
 	if full {
 		closeAll(&child)
 		closeOurs()
-		return procErr(proto.CodeTooManyProcs, "too many processes: the table holds "+strconv.Itoa(proto.MaxProcs)+" and none has exited")
+		return procErr(proto.CodeTooManyProcs, "too many processes: the table holds "+strconv.Itoa(proto.MaxProcs)+" and none has exited"), nil
 	}
-	var l *launcher
-	for try := 0; try < 2; try++ { // a launcher killed meanwhile: once more with another
-		if l, err = t.takeLauncher(); err != nil {
-			break
-		}
-		err = l.launch(ctx, launch{Argv: []string{sh, "-c", req.Command}, Env: mergeEnv(os.Environ(), req.Env), Dir: req.Dir, TTY: pr.TTY}, child)
-		if err == nil {
-			break
-		}
-		l.discard()
-		if ctx.Err() != nil {
-			break
-		}
-	}
-	closeAll(&child)
+	l, err := t.takeLauncher()
 	if err != nil {
+		closeAll(&child)
 		closeOurs()
 		var errno syscall.Errno
 		if errors.As(err, &errno) {
-			return &proto.Result{Error: startError(req.Dir, err)}
+			return &proto.Result{Error: startError(req.Dir, err)}, nil
 		}
-		return failure(err)
+		return failure(err), nil
 	}
 	t.mu.Lock()
 	p := l.p
@@ -203,7 +197,50 @@ func (t *procTable) start(ctx context.Context, req proto.Request) *proto.Result 
 	t.mu.Unlock()
 	go t.pump(p, out)
 	announce()
-	return &proto.Result{Proc: &proto.ProcResult{Info: info}}
+	ll := launch{Argv: []string{sh, "-c", req.Command}, Env: mergeEnv(os.Environ(), req.Env), Dir: req.Dir, TTY: pr.TTY}
+	return &proto.Result{Proc: &proto.ProcResult{Info: info}}, func() { t.launchInto(l, ll, child) }
+}
+
+// launchInto hands ll and the child's stdio to l, whose process was
+// answered already. A launcher that does not take it (killed after it was
+// found alive) is killed; its process then ends with status 127 and the
+// reason in its output, as a command that could not be executed.
+func (t *procTable) launchInto(l *launcher, ll launch, child [3]*os.File) {
+	err := l.launch(context.Background(), ll, child)
+	closeAll(&child)
+	if err == nil {
+		return
+	}
+	p := l.p
+	t.mu.Lock()
+	p.launchFailed = true
+	if p.exited { // its exit came first
+		p.code, p.sig = 127, 0
+	}
+	p.log.write([]byte("sandbox-helper: " + err.Error() + "\n"))
+	p.notify()
+	t.mu.Unlock()
+	l.discard()
+}
+
+// childPipe makes a pipe whose one end goes to a child: the child's end is
+// blocking, outside the poller (it is only passed on); ours is in it, for
+// deadlines. childReads says which end is the child's.
+func childPipe(childReads bool) (ours, theirs *os.File, err error) {
+	var fds [2]int
+	if err := syscall.Pipe2(fds[:], syscall.O_CLOEXEC); err != nil {
+		return nil, nil, os.NewSyscallError("pipe2", err)
+	}
+	o, c := fds[0], fds[1]
+	if childReads {
+		o, c = c, o
+	}
+	if err := syscall.SetNonblock(o, true); err != nil {
+		syscall.Close(o)
+		syscall.Close(c)
+		return nil, nil, os.NewSyscallError("fcntl", err)
+	}
+	return os.NewFile(uintptr(o), "|ours"), os.NewFile(uintptr(c), "|child"), nil
 }
 
 // evictLocked forgets the oldest exited process; false when none exited.
@@ -257,6 +294,9 @@ func (t *procTable) reaped(pid int, ws syscall.WaitStatus) {
 		p.sig = int(ws.Signal())
 		p.code = 128 + p.sig
 	}
+	if p.launchFailed {
+		p.code, p.sig = 127, 0
+	}
 	p.notify()
 	if p.id != "" { // a launcher that was not used yet has nothing more
 		t.afterExitLocked(p)
@@ -300,10 +340,18 @@ func (t *procTable) lookup(req proto.Request) (*proc, *proto.Result) {
 }
 
 // handle runs one process request; in is the input of a write.
-func (t *procTable) handle(ctx context.Context, req proto.Request, in []byte, send func(proto.Kind, []byte) error) *proto.Result {
+// A start's answer comes with then, which its caller runs right after it
+// sent the answer (and also when the sending failed).
+func (t *procTable) handle(ctx context.Context, req proto.Request, in []byte, send func(proto.Kind, []byte) error) (res *proto.Result, then func()) {
+	if req.Op == proto.OpProcStart {
+		return t.start(req)
+	}
+	return t.handleOther(ctx, req, in, send), nil
+}
+
+// handleOther runs a process request other than a start.
+func (t *procTable) handleOther(ctx context.Context, req proto.Request, in []byte, send func(proto.Kind, []byte) error) *proto.Result {
 	switch req.Op {
-	case proto.OpProcStart:
-		return t.start(ctx, req)
 	case proto.OpProcList:
 		t.mu.Lock()
 		defer t.mu.Unlock()

@@ -135,7 +135,13 @@ func (s *server) dispatch(ctx context.Context, f proto.Frame, once bool) error {
 		s.wg.Add(1)
 		go func() {
 			defer s.wg.Done()
-			res := s.handleRequest(rctx, f.ID, req, in, func(kind proto.Kind, p []byte) error { return s.w.WriteFrame(kind, f.ID, p) })
+			send := func(kind proto.Kind, p []byte) error { return s.w.WriteFrame(kind, f.ID, p) }
+			var held *heldOutput
+			if holdsOutput(req.Op) {
+				held = &heldOutput{w: s.w, id: f.ID}
+				send = held.send
+			}
+			res := s.handleRequest(rctx, f.ID, req, in, send)
 			if in != nil {
 				in.(*io.PipeReader).Close()
 			}
@@ -144,7 +150,11 @@ func (s *server) dispatch(ctx context.Context, f proto.Frame, once bool) error {
 			s.mu.Unlock()
 			announceRequest(req.Op)
 			cancel()
-			_ = s.result(f.ID, req.Op, res)
+			if held != nil {
+				_ = held.result(s.encodeResult(req.Op, res))
+			} else {
+				_ = s.result(f.ID, req.Op, res)
+			}
 			if once {
 				close(s.done)
 			}
@@ -216,11 +226,16 @@ func (s *server) keepAlive(ctx context.Context) {
 }
 
 func (s *server) result(id uint32, op string, res *proto.Result) error {
+	return s.w.WriteFrame(proto.KindResult, id, s.encodeResult(op, res))
+}
+
+// encodeResult encodes res for op (fitResult), or the error that it cannot.
+func (s *server) encodeResult(op string, res *proto.Result) []byte {
 	b, err := fitResult(op, res)
 	if err != nil {
 		b, _ = json.Marshal(proto.Result{Error: proto.ErrorOf(err)})
 	}
-	return s.w.WriteFrame(proto.KindResult, id, b)
+	return b
 }
 
 // maxErrorMessage bounds an error's message in a Result.

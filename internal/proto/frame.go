@@ -112,6 +112,35 @@ func (w *Writer) WriteFrameContext(ctx context.Context, kind Kind, id uint32, pa
 	return nil
 }
 
+// WriteFrames writes frames in one write (one message for the peer to
+// wake up for), atomically with respect to other callers.
+func (w *Writer) WriteFrames(frames ...Frame) error {
+	var buf []byte
+	for _, f := range frames {
+		if len(f.Payload) > MaxPayload {
+			return fmt.Errorf("proto: frame payload of %d bytes exceeds %d", len(f.Payload), MaxPayload)
+		}
+		var hdr [headerSize]byte
+		hdr[0] = byte(f.Kind)
+		binary.BigEndian.PutUint32(hdr[1:5], f.ID)
+		binary.BigEndian.PutUint32(hdr[5:9], uint32(len(f.Payload)))
+		buf = append(append(buf, hdr[:]...), f.Payload...)
+	}
+	w.turn <- struct{}{}
+	defer func() { <-w.turn }()
+	if w.onStall != nil {
+		t := time.AfterFunc(w.stall, w.onStall)
+		defer t.Stop()
+	}
+	if _, err := w.w.Write(buf); err != nil {
+		return err
+	}
+	if f, ok := w.w.(interface{ Flush() error }); ok {
+		return f.Flush()
+	}
+	return nil
+}
+
 // Reader reads frames.
 type Reader struct {
 	r *bufio.Reader
