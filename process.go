@@ -78,7 +78,9 @@ func (p *Process) ID() string { return p.id }
 // Running processes count as activity for the idle timeout unless
 // WithProcessKeepAlive(false); Close ends them all with the container.
 // Start does not wait for the exec: a directory the user may not enter
-// ends the process with status 127 and the reason in its output.
+// ends the process with status 127 and the reason in its output (as does,
+// rarely, a launch that a command of the sandbox broke by killing the
+// helper's launcher at that moment).
 func (s *DockerSandbox) Start(ctx context.Context, command string, opts ...ProcessOption) (*Process, error) {
 	if command == "" {
 		return nil, ErrEmptyCommand

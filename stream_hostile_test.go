@@ -102,6 +102,31 @@ func TestHostileHelperStreams(t *testing.T) {
 		require.NoError(t, err)
 	})
 
+	// A helper that claims a direct connection (over the port socket) it
+	// did not make, or made with a token that is not the dial's, gets a
+	// clear error at once: the library never reads another dial's
+	// connection, nor waits for one that does not come.
+	for _, mode := range []string{"direct-lie", "direct-wrong"} {
+		t.Run(mode, func(t *testing.T) {
+			sb := hostileSandbox(t, cli, testenv.BusyboxImage)
+			installHostile(t, cli, sb.ID(), helper, mode)
+			for range 3 {
+				r := runTimed(5*time.Second, func() error {
+					c, err := sb.Dial(testCtx(t), "tcp", "127.0.0.1:80")
+					if err == nil {
+						c.Close()
+					}
+					return err
+				})
+				r.within(t, "a dial whose helper lies about its direct connection", 5*time.Second)
+				require.ErrorIs(t, r.err, sandbox.ErrHelper)
+				require.ErrorContains(t, r.err, "direct connection it did not make")
+			}
+			_, err := sb.Execute(testCtx(t), "true") // the channel still answers
+			require.NoError(t, err)
+		})
+	}
+
 	t.Run("old", func(t *testing.T) {
 		sb := hostileSandbox(t, cli, testenv.BusyboxImage)
 		installHostile(t, cli, sb.ID(), helper, "stream-old")

@@ -3,6 +3,8 @@ package main
 import (
 	"bytes"
 	"encoding/json"
+	"net"
+	"time"
 
 	"github.com/dockersandbox/sandbox/internal/proto"
 )
@@ -17,11 +19,16 @@ import (
 //	                streams that do not exist, then ends the stream cleanly
 //	stream-old      answers as a helper that predates streams: unknown
 //	                operation
+//	direct-lie      opens a dial's stream claiming a direct connection
+//	                (over the library's port socket) that it never made
+//	direct-wrong    connects to the port socket, introduces the connection
+//	                with a token that is not the dial's, then opens the
+//	                stream claiming it direct
 
 // streamAnswer answers req in a stream mode; handled is false in others.
 func (h *helper) streamAnswer(id uint32, req proto.Request) (handled bool, err error) {
 	switch h.mode {
-	case "stream-flood", "stream-unknown", "stream-old":
+	case "stream-flood", "stream-unknown", "stream-old", "direct-lie", "direct-wrong":
 	default:
 		return false, nil
 	}
@@ -34,6 +41,18 @@ func (h *helper) streamAnswer(id uint32, req proto.Request) (handled bool, err e
 	}
 	if h.mode == "stream-old" {
 		return true, result(proto.Result{Error: &proto.Error{Code: proto.CodeBadRequest, Message: `unknown operation "` + req.Op + `"`}})
+	}
+	if h.mode == "direct-lie" || h.mode == "direct-wrong" {
+		if req.Op != proto.OpDial {
+			return true, h.frame(byte(proto.KindResult), id, honest(req))
+		}
+		if h.mode == "direct-wrong" && req.Direct != "" {
+			if c, err := net.DialTimeout("unix", string(req.Direct), 2*time.Second); err == nil {
+				defer c.Close()
+				_, _ = c.Write(bytes.Repeat([]byte{0x5a}, proto.DirectTokenSize))
+			}
+		}
+		return true, h.frame(byte(proto.KindOpen), id, []byte(`{"local":"127.0.0.1:1","remote":"127.0.0.1:2","direct":true}`))
 	}
 	if err := h.frame(byte(proto.KindOpen), id, []byte(`{"local":"127.0.0.1:1","remote":"127.0.0.1:2"}`)); err != nil {
 		return true, err
