@@ -102,7 +102,7 @@ func (st procStat) dead() bool { return st.state == 'Z' || st.state == 'X' }
 
 // readStat reads /proc/<pid>/stat; false when pid is gone.
 func readStat(pid int) (procStat, bool) {
-	var buf [1024]byte
+	var buf [4096]byte // a stat line is well under 1 KiB (its name at most 15 bytes)
 	b, ok := readProcFile("/proc/"+strconv.Itoa(pid)+"/stat", buf[:])
 	if !ok {
 		return procStat{}, false
