@@ -182,7 +182,7 @@ func (t *procTable) takeLauncher() (*launcher, error) {
 		exited := l.p.exited
 		t.mu.Unlock()
 		if !exited {
-			if st, ok := readStat(l.p.pid); ok && st.state != 'T' && st.state != 't' && !st.dead() && st.flags&pfExiting == 0 && !killPending(l.p.pid) {
+			if st, ok := readStat(l.p.pid); ok && st.state != 'T' && st.state != 't' && !st.dead() && !dying(l.p.pid, st) {
 				return l, nil
 			}
 		}
@@ -225,17 +225,12 @@ const pfExiting = 0x4
 
 // dying reports whether pid was killed a moment ago and is not a zombie
 // yet: a SIGKILL pending, or the process exiting. A launcher in that state
-// would take a command and die with it (exit 137).
-func dying(pid int) bool {
-	if st, ok := readStat(pid); ok && st.flags&pfExiting != 0 {
+// would take a command and die with it (exit 137). st is pid's stat, read
+// by the caller (zero when it could not be).
+func dying(pid int, st procStat) bool {
+	if st.flags&pfExiting != 0 {
 		return true
 	}
-	return killPending(pid)
-}
-
-// killPending reports whether a SIGKILL is pending for pid (true when its
-// status cannot be read).
-func killPending(pid int) bool {
 	var buf [8192]byte
 	b, ok := readProcFile("/proc/"+strconv.Itoa(pid)+"/status", buf[:])
 	if !ok {

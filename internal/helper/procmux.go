@@ -180,11 +180,7 @@ func quick(req proto.Request) bool {
 func (t *procTable) answerMux(ctx context.Context, c *net.UnixConn, fw *proto.Writer, id uint32, req proto.Request, in []byte) bool {
 	held := &heldOutput{w: fw, id: id}
 	res, then := t.handle(ctx, req, in, held.send)
-	b, err := fitResult(req.Op, res)
-	if err != nil {
-		b, _ = json.Marshal(proto.Result{Error: proto.ErrorOf(err)})
-	}
-	ok := held.result(b) == nil
+	ok := held.result(encodeResult(req.Op, res)) == nil
 	if !ok {
 		c.Close() // the reader ends too
 	}

@@ -137,12 +137,8 @@ func (t *procTable) serveConn(c *net.UnixConn) {
 	}()
 	send := func(k proto.Kind, p []byte) error { return fw.WriteFrame(k, 1, p) }
 	res, then := t.handle(ctx, req, in, send)
-	b, err := fitResult(req.Op, res)
-	if err != nil {
-		b, _ = json.Marshal(proto.Result{Error: proto.ErrorOf(err)})
-	}
 	_ = c.SetWriteDeadline(time.Now().Add(procRequestWait))
-	_ = fw.WriteFrame(proto.KindResult, 1, b)
+	_ = fw.WriteFrame(proto.KindResult, 1, encodeResult(req.Op, res))
 	if then != nil {
 		then()
 	}

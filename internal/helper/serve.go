@@ -151,7 +151,7 @@ func (s *server) dispatch(ctx context.Context, f proto.Frame, once bool) error {
 			announceRequest(req.Op)
 			cancel()
 			if held != nil {
-				_ = held.result(s.encodeResult(req.Op, res))
+				_ = held.result(encodeResult(req.Op, res))
 			} else {
 				_ = s.result(f.ID, req.Op, res)
 			}
@@ -226,11 +226,11 @@ func (s *server) keepAlive(ctx context.Context) {
 }
 
 func (s *server) result(id uint32, op string, res *proto.Result) error {
-	return s.w.WriteFrame(proto.KindResult, id, s.encodeResult(op, res))
+	return s.w.WriteFrame(proto.KindResult, id, encodeResult(op, res))
 }
 
 // encodeResult encodes res for op (fitResult), or the error that it cannot.
-func (s *server) encodeResult(op string, res *proto.Result) []byte {
+func encodeResult(op string, res *proto.Result) []byte {
 	b, err := fitResult(op, res)
 	if err != nil {
 		b, _ = json.Marshal(proto.Result{Error: proto.ErrorOf(err)})

@@ -82,13 +82,23 @@ func (w *Writer) WriteFrame(kind Kind, id uint32, payload []byte) error {
 // WriteFrameContext is WriteFrame, but gives up with ctx's error, having
 // written nothing, when ctx ends while other writers hold the writer.
 func (w *Writer) WriteFrameContext(ctx context.Context, kind Kind, id uint32, payload []byte) error {
-	if len(payload) > MaxPayload {
-		return fmt.Errorf("proto: frame payload of %d bytes exceeds %d", len(payload), MaxPayload)
+	return w.writeFrames(ctx, Frame{Kind: kind, ID: id, Payload: payload})
+}
+
+// WriteFrames writes frames in one write (one message for the peer to
+// wake up for), atomically with respect to other callers.
+func (w *Writer) WriteFrames(frames ...Frame) error {
+	return w.writeFrames(context.Background(), frames...)
+}
+
+// writeFrames writes frames in one write, once it is the writer's turn or
+// not at all when ctx ends first.
+func (w *Writer) writeFrames(ctx context.Context, frames ...Frame) error {
+	for _, f := range frames {
+		if len(f.Payload) > MaxPayload {
+			return fmt.Errorf("proto: frame payload of %d bytes exceeds %d", len(f.Payload), MaxPayload)
+		}
 	}
-	var hdr [headerSize]byte
-	hdr[0] = byte(kind)
-	binary.BigEndian.PutUint32(hdr[1:5], id)
-	binary.BigEndian.PutUint32(hdr[5:9], uint32(len(payload)))
 	select {
 	case w.turn <- struct{}{}:
 	case <-ctx.Done():
@@ -99,38 +109,16 @@ func (w *Writer) WriteFrameContext(ctx context.Context, kind Kind, id uint32, pa
 		t := time.AfterFunc(w.stall, w.onStall)
 		defer t.Stop()
 	}
-	frame := append(append(w.buf[:0], hdr[:]...), payload...)
-	if cap(frame) <= maxKeptFrame {
-		w.buf = frame
-	}
-	if _, err := w.w.Write(frame); err != nil {
-		return err
-	}
-	if f, ok := w.w.(interface{ Flush() error }); ok {
-		return f.Flush()
-	}
-	return nil
-}
-
-// WriteFrames writes frames in one write (one message for the peer to
-// wake up for), atomically with respect to other callers.
-func (w *Writer) WriteFrames(frames ...Frame) error {
-	var buf []byte
+	buf := w.buf[:0]
 	for _, f := range frames {
-		if len(f.Payload) > MaxPayload {
-			return fmt.Errorf("proto: frame payload of %d bytes exceeds %d", len(f.Payload), MaxPayload)
-		}
 		var hdr [headerSize]byte
 		hdr[0] = byte(f.Kind)
 		binary.BigEndian.PutUint32(hdr[1:5], f.ID)
 		binary.BigEndian.PutUint32(hdr[5:9], uint32(len(f.Payload)))
 		buf = append(append(buf, hdr[:]...), f.Payload...)
 	}
-	w.turn <- struct{}{}
-	defer func() { <-w.turn }()
-	if w.onStall != nil {
-		t := time.AfterFunc(w.stall, w.onStall)
-		defer t.Stop()
+	if cap(buf) <= maxKeptFrame {
+		w.buf = buf
 	}
 	if _, err := w.w.Write(buf); err != nil {
 		return err
