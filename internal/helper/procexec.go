@@ -75,6 +75,49 @@ func takeLaunch(l launch, stdio []uintptr) error {
 type launcher struct {
 	conn *os.File // non-blocking: deadlines apply
 	p    *proc
+	// The stdio of a process without a terminal, made with the launcher
+	// (nil if that failed): PID 1's ends and the child's.
+	stdin, out *os.File
+	child      [3]*os.File
+}
+
+// makePipes makes l's stdio pipes.
+func (l *launcher) makePipes() error {
+	inW, inR, err := childPipe(true)
+	if err != nil {
+		return err
+	}
+	outR, outW, err := childPipe(false)
+	if err != nil {
+		inR.Close()
+		inW.Close()
+		return err
+	}
+	l.stdin, l.out, l.child = inW, outR, [3]*os.File{inR, outW, outW}
+	return nil
+}
+
+// takePipes returns l's stdio pipes, made ahead or now.
+func (l *launcher) takePipes() (stdin, out *os.File, child [3]*os.File, err error) {
+	if l.stdin == nil {
+		if err := l.makePipes(); err != nil {
+			return nil, nil, child, err
+		}
+	}
+	stdin, out, child = l.stdin, l.out, l.child
+	l.stdin, l.out, l.child = nil, nil, [3]*os.File{}
+	return stdin, out, child, nil
+}
+
+// dropPipes closes l's stdio pipes made ahead, if any.
+func (l *launcher) dropPipes() {
+	if l.stdin == nil {
+		return
+	}
+	l.stdin.Close()
+	l.out.Close()
+	closeAll(&l.child)
+	l.stdin, l.out = nil, nil
 }
 
 // launcherAnswer bounds how long PID 1 waits for a launcher to take a
@@ -114,13 +157,16 @@ func (t *procTable) startLauncher() (*launcher, error) {
 		syscall.Close(fds[0])
 		return nil, err
 	}
-	return &launcher{conn: os.NewFile(uintptr(fds[0]), "launcher"), p: p}, nil
+	l := &launcher{conn: os.NewFile(uintptr(fds[0]), "launcher"), p: p}
+	_ = l.makePipes() // else takePipes makes them, and says why not
+	return l, nil
 }
 
 // discard kills and forgets a launcher that failed.
 func (l *launcher) discard() {
 	_ = syscall.Kill(l.p.pid, syscall.SIGKILL)
 	l.conn.Close()
+	l.dropPipes()
 }
 
 // launch hands ll and its stdio to l, without waiting for the exec (see

@@ -162,11 +162,13 @@ func (t *procTable) serveMux(c *net.UnixConn, fr *proto.Reader, fw *proto.Writer
 	}
 }
 
-// quick reports whether req is answered at once, never waiting: an info,
-// a list, a signal, a resize, or a read that does not wait for output.
+// quick reports whether req is answered at once, never waiting on
+// anything but the kernel: an info, a list, a signal, a resize, a read
+// that does not wait for output, or a start (its launch follows in a
+// goroutine; it forks a launcher when none is ready).
 func quick(req proto.Request) bool {
 	switch req.Op {
-	case proto.OpProcInfo, proto.OpProcList, proto.OpProcSignal, proto.OpProcResize:
+	case proto.OpProcInfo, proto.OpProcList, proto.OpProcSignal, proto.OpProcResize, proto.OpProcStart:
 		return true
 	case proto.OpProcRead:
 		return req.Proc.WaitMs <= 0
@@ -176,7 +178,7 @@ func quick(req proto.Request) bool {
 
 // answerMux runs req and writes its output and Result as id on a
 // multiplexed connection; false (the connection closed) when the writing
-// failed. A start's launch follows its answer.
+// failed. A start's launch follows its answer, in a goroutine of its own.
 func (t *procTable) answerMux(ctx context.Context, c *net.UnixConn, fw *proto.Writer, id uint32, req proto.Request, in []byte) bool {
 	held := &heldOutput{w: fw, id: id}
 	res, then := t.handle(ctx, req, in, held.send)
@@ -185,7 +187,7 @@ func (t *procTable) answerMux(ctx context.Context, c *net.UnixConn, fw *proto.Wr
 		c.Close() // the reader ends too
 	}
 	if then != nil {
-		then()
+		go then()
 	}
 	return ok
 }

@@ -119,9 +119,12 @@ func (t *procTable) start(req proto.Request) (res *proto.Result, then func()) {
 			return &proto.Result{Error: e}, nil
 		}
 	}
-	sh, err := exec.LookPath(shell())
-	if err != nil {
-		return &proto.Result{Error: &proto.Error{Code: proto.CodeNotFound, Message: err.Error()}}, nil
+	sh := shell()
+	if sh != "/bin/sh" { // shell stat'ed /bin/sh already
+		var err error
+		if sh, err = exec.LookPath(sh); err != nil {
+			return &proto.Result{Error: &proto.Error{Code: proto.CodeNotFound, Message: err.Error()}}, nil
+		}
 	}
 	var id [8]byte
 	_, _ = rand.Read(id[:])
@@ -129,59 +132,44 @@ func (t *procTable) start(req proto.Request) (res *proto.Result, then func()) {
 	if len(command) > proto.MaxProcCommand {
 		command = command[:proto.MaxProcCommand]
 	}
-	var child [3]*os.File
-	var out, stdin, master *os.File
-	if pr.TTY {
-		m, slave, err := OpenPTY()
-		if err != nil {
-			return failure(err), nil
-		}
-		if err := SetWinsize(m, uint16(pr.Rows), uint16(pr.Cols)); err != nil {
-			m.Close()
-			slave.Close()
-			return failure(err), nil
-		}
-		child = [3]*os.File{slave, slave, slave}
-		master, stdin, out = m, m, m
-	} else {
-		inW, inR, err := childPipe(true)
-		if err != nil {
-			return failure(err), nil
-		}
-		outR, outW, err := childPipe(false)
-		if err != nil {
-			inR.Close()
-			inW.Close()
-			return failure(err), nil
-		}
-		child = [3]*os.File{inR, outW, outW}
-		stdin, out = inW, outR
-	}
-	closeOurs := func() {
-		stdin.Close()
-		if out != stdin {
-			out.Close()
-		}
-	}
 	t.startMu.Lock()
 	defer t.startMu.Unlock()
 	t.mu.Lock()
 	full := len(t.order) >= proto.MaxProcs && !t.evictLocked()
 	t.mu.Unlock()
 	if full {
-		closeAll(&child)
-		closeOurs()
 		return procErr(proto.CodeTooManyProcs, "too many processes: the table holds "+strconv.Itoa(proto.MaxProcs)+" and none has exited"), nil
 	}
 	l, err := t.takeLauncher()
 	if err != nil {
-		closeAll(&child)
-		closeOurs()
 		var errno syscall.Errno
 		if errors.As(err, &errno) {
 			return &proto.Result{Error: startError(req.Dir, err)}, nil
 		}
 		return failure(err), nil
+	}
+	var child [3]*os.File
+	var out, stdin, master *os.File
+	if pr.TTY {
+		l.dropPipes()
+		m, slave, err := OpenPTY()
+		if err != nil {
+			l.discard()
+			return failure(err), nil
+		}
+		if err := SetWinsize(m, uint16(pr.Rows), uint16(pr.Cols)); err != nil {
+			m.Close()
+			slave.Close()
+			l.discard()
+			return failure(err), nil
+		}
+		child = [3]*os.File{slave, slave, slave}
+		master, stdin, out = m, m, m
+	} else {
+		if stdin, out, child, err = l.takePipes(); err != nil {
+			l.discard()
+			return failure(err), nil
+		}
 	}
 	t.mu.Lock()
 	p := l.p
@@ -196,7 +184,7 @@ func (t *procTable) start(req proto.Request) (res *proto.Result, then func()) {
 	info := p.info()
 	t.mu.Unlock()
 	go t.pump(p, out)
-	announce()
+	muxSeen.Store(true) // activity, for the idle timeout (procmux.go)
 	ll := launch{Argv: []string{sh, "-c", req.Command}, Env: mergeEnv(os.Environ(), req.Env), Dir: req.Dir, TTY: pr.TTY}
 	return &proto.Result{Proc: &proto.ProcResult{Info: info}}, func() { t.launchInto(l, ll, child) }
 }
