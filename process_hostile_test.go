@@ -18,9 +18,10 @@ import (
 // A helper that lies about processes (internal/testenv/hostilehelper's
 // proc-* modes) cannot make a process call hang past its deadline or grow
 // the host's memory: a read of 64 MiB, a read from before its cursor, a
-// list of 5,000 processes, an answer about another process are ErrHelper; an old helper is
-// ErrProtocolVersion; a helper that never lets a process finish holds
-// Wait and Follow only until their context ends.
+// list of 1,025 processes (one more than a table holds), an answer about
+// another process are ErrHelper; an old helper is ErrProtocolVersion; a
+// helper that never lets a process finish holds Wait and Follow only until
+// their context ends.
 func TestHostileHelperProcesses(t *testing.T) {
 	skipInShort(t)
 	t.Parallel()

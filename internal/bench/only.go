@@ -11,7 +11,7 @@ import (
 // onlyGroups are the groups -only can run by themselves: "ops" (the shared
 // channel's operations, for same-run baselines such as read_1k), "ports"
 // (dial_rtt, forward_mb_s, published_port_mb_s, forward_ratio) and
-// "processes" (start_process, poll_output).
+// "processes" (start_process, poll_output, call_after_idle).
 var onlyGroups = []string{"ops", "ports", "processes"}
 
 // runOnly runs the comma-separated groups of list, in the order given,

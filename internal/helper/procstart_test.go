@@ -2,6 +2,9 @@ package helper
 
 import (
 	"context"
+	"encoding/json"
+	"net"
+	"os"
 	"strings"
 	"syscall"
 	"testing"
@@ -95,6 +98,79 @@ func TestStartLaunchFails(t *testing.T) {
 		}
 		if !strings.Contains(out, "launcher failed") || strings.Contains(out, "never") {
 			t.Fatalf("exit first %v: output %q, want the launch's failure", exitFirst, out)
+		}
+	}
+}
+
+// muxStart starts command through serveMux on a socket pair and returns
+// the client's end and the answered process.
+func muxStart(t *testing.T, tab *procTable, command string) (*proto.Writer, proto.ProcInfo) {
+	t.Helper()
+	fds, err := syscall.Socketpair(syscall.AF_UNIX, syscall.SOCK_STREAM|syscall.SOCK_CLOEXEC, 0)
+	if err != nil {
+		t.Fatal(err)
+	}
+	conn := func(fd int) *net.UnixConn {
+		f := os.NewFile(uintptr(fd), "mux")
+		defer f.Close()
+		c, err := net.FileConn(f)
+		if err != nil {
+			t.Fatal(err)
+		}
+		return c.(*net.UnixConn)
+	}
+	server, client := conn(fds[0]), conn(fds[1])
+	t.Cleanup(func() { client.Close() })
+	go tab.serveMux(server, proto.NewReader(server), proto.NewWriter(server))
+	fr, fw := proto.NewReader(client), proto.NewWriter(client)
+	if f, err := fr.ReadFrame(); err != nil || f.Kind != proto.KindResult {
+		t.Fatalf("opening: %v %v", f.Kind, err)
+	}
+	body, _ := json.Marshal(proto.Request{Op: proto.OpProcStart, Command: command, Proc: &proto.ProcRequest{}})
+	if err := fw.WriteFrame(proto.KindRequest, 1, body); err != nil {
+		t.Fatal(err)
+	}
+	f, err := fr.ReadFrame()
+	if err != nil || f.Kind != proto.KindResult || f.ID != 1 {
+		t.Fatalf("start's answer: %v %v", f.Kind, err)
+	}
+	var res proto.Result
+	if err := json.Unmarshal(f.Payload, &res); err != nil || res.Error != nil || res.Proc == nil {
+		t.Fatalf("start's answer %s: %v", f.Payload, err)
+	}
+	return fw, res.Proc.Info
+}
+
+// A start answered on a multiplexed connection is launched when the
+// serving helper says it passed the answer on, and without that word after
+// launchFallback (the helper died in between): either way the command runs.
+func TestStartLaunchWaitsForWord(t *testing.T) {
+	saved := launchFallback
+	defer func() { launchFallback = saved }()
+	for _, word := range []bool{true, false} {
+		tab := newProcTable()
+		launchFallback = time.Hour
+		if !word {
+			launchFallback = 50 * time.Millisecond
+		}
+		fw, info := muxStart(t, tab, "echo started")
+		if word {
+			body, _ := json.Marshal(proto.Request{Op: procLaunchOp, Proc: &proto.ProcRequest{ID: info.ID}})
+			if err := fw.WriteFrame(proto.KindRequest, 0, body); err != nil {
+				t.Fatal(err)
+			}
+		}
+		p, _ := tab.lookup(proto.Request{Proc: &proto.ProcRequest{ID: info.ID}})
+		reapUntil(t, tab, info.Pid)
+		got, out := waitDone(t, tab, p)
+		if got.ExitCode != 0 || out != "started\n" {
+			t.Fatalf("word %v: exit %d, output %q: want 0 and %q", word, got.ExitCode, out, "started\n")
+		}
+		tab.mu.Lock()
+		left := len(tab.launches)
+		tab.mu.Unlock()
+		if left != 0 {
+			t.Fatalf("word %v: %d launches still wait", word, left)
 		}
 	}
 }

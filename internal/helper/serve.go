@@ -155,6 +155,9 @@ func (s *server) dispatch(ctx context.Context, f proto.Frame, once bool) error {
 			} else {
 				_ = s.result(f.ID, req.Op, res)
 			}
+			if req.Op == proto.OpProcStart && res.Error == nil && res.Proc != nil {
+				procConn.launched(res.Proc.Info.ID) // procmux.go
+			}
 			if once {
 				close(s.done)
 			}

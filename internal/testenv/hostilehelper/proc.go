@@ -16,7 +16,7 @@ import (
 //	proc-flood-read  a read answers 64 MiB of Stdout frames (far more than
 //	                 its Max), then a Result that claims them
 //	proc-bad-cursor  a read answers bytes from before the cursor asked for
-//	proc-big-list    a list answers 5,000 processes
+//	proc-big-list    a list answers 1,025 processes (a table holds 1,024)
 //	proc-never-done  a read answers nothing and not done, a wait "still
 //	                 running", at once, for ever
 //	proc-other-id    every answer after the start is about another process
@@ -60,7 +60,7 @@ func (h *helper) procAnswer(id uint32, req proto.Request) error {
 		res.Proc.Info.ID = "other\x01"
 	case req.Op == proto.OpProcList && h.mode == "proc-big-list":
 		res.Proc = nil
-		for range 5000 {
+		for range proto.MaxProcs + 1 { // one more than a table holds
 			res.Procs = append(res.Procs, info)
 		}
 	case req.Op == proto.OpProcRead && h.mode == "proc-flood-read":
