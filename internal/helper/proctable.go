@@ -29,7 +29,7 @@ type procTable struct {
 	// launches are the launches of answered starts that wait for the
 	// serving helper's word (procmux.go), by process ID.
 	launches map[string]func()
-	startMu       sync.Mutex // one start at a time: the table's room is checked, then taken
+	startMu  sync.Mutex // one start at a time: the table's room is checked, then taken
 }
 
 // proc is one managed process.
