@@ -75,7 +75,8 @@ const procLaunchOp = "proc_launch"
 var launchFallback = 20 * time.Millisecond
 
 // deferLaunch runs launch when the serving helper says that it passed the
-// answer of process id on (launchNow), or after launchFallback.
+// answer of process id on, when the process is signalled (launchPending),
+// or after launchFallback, whichever comes first.
 func (t *procTable) deferLaunch(id string, launch func()) {
 	var once sync.Once
 	run := func() {
@@ -92,13 +93,14 @@ func (t *procTable) deferLaunch(id string, launch func()) {
 	time.AfterFunc(launchFallback, run)
 }
 
-// launchNow launches process id if its launch waits (deferLaunch).
-func (t *procTable) launchNow(id string) {
+// launchPending launches process id if its launch waits (deferLaunch),
+// and returns once the launcher has the command (or failed to take it).
+func (t *procTable) launchPending(id string) {
 	t.mu.Lock()
 	run := t.launches[id]
 	t.mu.Unlock()
 	if run != nil {
-		go run()
+		run() // or waits for the run under way
 	}
 }
 
@@ -175,7 +177,7 @@ func (t *procTable) serveMux(c *net.UnixConn, fr *proto.Reader, fw *proto.Writer
 			return
 		}
 		if req.Op == procLaunchOp {
-			t.launchNow(req.Proc.ID)
+			go t.launchPending(req.Proc.ID)
 			continue
 		}
 		var in []byte

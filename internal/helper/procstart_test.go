@@ -174,3 +174,41 @@ func TestStartLaunchWaitsForWord(t *testing.T) {
 		}
 	}
 }
+
+// A signal for a process whose launch still waits launches it first: the
+// command (or the launcher about to become it) gets the signal, and the
+// process ends by it, not with the launcher's failure (status 127).
+func TestSignalLaunchesFirst(t *testing.T) {
+	saved := launchFallback
+	defer func() { launchFallback = saved }()
+	launchFallback = time.Hour
+	tab := newProcTable()
+	fw, info := muxStart(t, tab, "sleep 100")
+	body, _ := json.Marshal(proto.Request{Op: proto.OpProcSignal, Proc: &proto.ProcRequest{ID: info.ID, Signal: int(syscall.SIGTERM)}})
+	if err := fw.WriteFrame(proto.KindRequest, 2, body); err != nil {
+		t.Fatal(err)
+	}
+	p, _ := tab.lookup(proto.Request{Proc: &proto.ProcRequest{ID: info.ID}})
+	reapUntil(t, tab, info.Pid)
+	// Then the serving helper's word, which must find nothing to launch.
+	body, _ = json.Marshal(proto.Request{Op: procLaunchOp, Proc: &proto.ProcRequest{ID: info.ID}})
+	if err := fw.WriteFrame(proto.KindRequest, 0, body); err != nil {
+		t.Fatal(err)
+	}
+	for deadline := time.Now().Add(5 * time.Second); ; time.Sleep(10 * time.Millisecond) {
+		tab.mu.Lock()
+		waiting := len(tab.launches)
+		tab.mu.Unlock()
+		if waiting == 0 {
+			break
+		}
+		if time.Now().After(deadline) {
+			t.Fatal("the launch still waits 5 s after the word")
+		}
+	}
+	time.Sleep(100 * time.Millisecond) // a failed launch records itself
+	got, out := waitDone(t, tab, p)
+	if got.Signal != int(syscall.SIGTERM) || strings.Contains(out, "launcher failed") {
+		t.Fatalf("exit %d, signal %d, output %q: want killed by SIGTERM", got.ExitCode, got.Signal, out)
+	}
+}

@@ -506,6 +506,11 @@ func (t *procTable) closeStdin(p *proc) *proto.Result {
 
 // control signals, kills or resizes p.
 func (t *procTable) control(p *proc, req proto.Request) *proto.Result {
+	if req.Op != proto.OpProcResize {
+		// The signal is for the command, not its launcher (which would
+		// die of it before taking the command: exit status 127).
+		t.launchPending(p.id)
+	}
 	t.mu.Lock()
 	exited := p.exited
 	t.mu.Unlock()
