@@ -74,33 +74,55 @@ const procLaunchOp = "proc_launch"
 // serving helper does not say it passed the answer on.
 var launchFallback = 20 * time.Millisecond
 
+// pendingLaunch is the launch of an answered start that waits.
+type pendingLaunch struct {
+	once   sync.Once
+	launch func()
+	begun  atomic.Bool // the serving helper's word started it
+}
+
 // deferLaunch runs launch when the serving helper says that it passed the
-// answer of process id on, when the process is signalled (launchPending),
-// or after launchFallback, whichever comes first.
+// answer of process id on (wordLaunch), when the process is signalled
+// (launchPending), or after launchFallback, whichever comes first.
 func (t *procTable) deferLaunch(id string, launch func()) {
-	var once sync.Once
-	run := func() {
-		once.Do(func() {
-			t.mu.Lock()
-			delete(t.launches, id)
-			t.mu.Unlock()
-			launch()
-		})
-	}
+	pl := &pendingLaunch{launch: launch}
 	t.mu.Lock()
-	t.launches[id] = run
+	t.launches[id] = pl
 	t.mu.Unlock()
-	time.AfterFunc(launchFallback, run)
+	time.AfterFunc(launchFallback, func() { t.runLaunch(id, pl) })
+}
+
+// runLaunch runs pl once, then forgets it; a second caller waits for the
+// first.
+func (t *procTable) runLaunch(id string, pl *pendingLaunch) {
+	pl.once.Do(func() {
+		pl.launch()
+		t.mu.Lock()
+		delete(t.launches, id)
+		t.mu.Unlock()
+	})
 }
 
 // launchPending launches process id if its launch waits (deferLaunch),
 // and returns once the launcher has the command (or failed to take it).
 func (t *procTable) launchPending(id string) {
 	t.mu.Lock()
-	run := t.launches[id]
+	pl := t.launches[id]
 	t.mu.Unlock()
-	if run != nil {
-		run() // or waits for the run under way
+	if pl != nil {
+		t.runLaunch(id, pl)
+	}
+}
+
+// wordLaunch starts the launch of process id in the background, if it
+// waits and no word started it yet: a client repeating the word costs
+// nothing more.
+func (t *procTable) wordLaunch(id string) {
+	t.mu.Lock()
+	pl := t.launches[id]
+	t.mu.Unlock()
+	if pl != nil && pl.begun.CompareAndSwap(false, true) {
+		go t.runLaunch(id, pl)
 	}
 }
 
@@ -177,7 +199,7 @@ func (t *procTable) serveMux(c *net.UnixConn, fr *proto.Reader, fw *proto.Writer
 			return
 		}
 		if req.Op == procLaunchOp {
-			go t.launchPending(req.Proc.ID)
+			t.wordLaunch(req.Proc.ID)
 			continue
 		}
 		var in []byte

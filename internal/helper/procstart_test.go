@@ -166,12 +166,7 @@ func TestStartLaunchWaitsForWord(t *testing.T) {
 		if got.ExitCode != 0 || out != "started\n" {
 			t.Fatalf("word %v: exit %d, output %q: want 0 and %q", word, got.ExitCode, out, "started\n")
 		}
-		tab.mu.Lock()
-		left := len(tab.launches)
-		tab.mu.Unlock()
-		if left != 0 {
-			t.Fatalf("word %v: %d launches still wait", word, left)
-		}
+		waitNoLaunches(t, tab)
 	}
 }
 
@@ -195,20 +190,26 @@ func TestSignalLaunchesFirst(t *testing.T) {
 	if err := fw.WriteFrame(proto.KindRequest, 0, body); err != nil {
 		t.Fatal(err)
 	}
+	waitNoLaunches(t, tab)
+	time.Sleep(100 * time.Millisecond) // a failed launch records itself
+	got, out := waitDone(t, tab, p)
+	if got.Signal != int(syscall.SIGTERM) || strings.Contains(out, "launcher failed") {
+		t.Fatalf("exit %d, signal %d, output %q: want killed by SIGTERM", got.ExitCode, got.Signal, out)
+	}
+}
+
+// waitNoLaunches fails unless no launch waits in tab within 5 s.
+func waitNoLaunches(t *testing.T, tab *procTable) {
+	t.Helper()
 	for deadline := time.Now().Add(5 * time.Second); ; time.Sleep(10 * time.Millisecond) {
 		tab.mu.Lock()
 		waiting := len(tab.launches)
 		tab.mu.Unlock()
 		if waiting == 0 {
-			break
+			return
 		}
 		if time.Now().After(deadline) {
-			t.Fatal("the launch still waits 5 s after the word")
+			t.Fatalf("%d launches still wait after 5 s", waiting)
 		}
-	}
-	time.Sleep(100 * time.Millisecond) // a failed launch records itself
-	got, out := waitDone(t, tab, p)
-	if got.Signal != int(syscall.SIGTERM) || strings.Contains(out, "launcher failed") {
-		t.Fatalf("exit %d, signal %d, output %q: want killed by SIGTERM", got.ExitCode, got.Signal, out)
 	}
 }

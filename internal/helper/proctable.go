@@ -28,7 +28,7 @@ type procTable struct {
 	spareStarting bool
 	// launches are the launches of answered starts that wait for the
 	// serving helper's word (procmux.go), by process ID.
-	launches map[string]func()
+	launches map[string]*pendingLaunch
 	startMu  sync.Mutex // one start at a time: the table's room is checked, then taken
 }
 
@@ -69,7 +69,7 @@ var procTab *procTable
 var ProcessesKeepAlive = true
 
 func newProcTable() *procTable {
-	return &procTable{byID: map[string]*proc{}, byPid: map[int]*proc{}, launches: map[string]func(){}}
+	return &procTable{byID: map[string]*proc{}, byPid: map[int]*proc{}, launches: map[string]*pendingLaunch{}}
 }
 
 // done reports that nothing more will be added to p's log. Call with mu held.
