@@ -134,3 +134,78 @@ func TestProcessManyWaitsDoNotBlock(t *testing.T) {
 		require.ErrorIs(t, <-errs, context.Canceled)
 	}
 }
+
+// wordFlood, run by python3 in the sandbox, opens a multiplexed connection
+// to PID 1's process table and, for 8 s, tells it as fast as it can that
+// the answers of starts were passed on (the serving helper's word that
+// launches a started process): for the IDs it is given and for made-up
+// ones.
+const wordFlood = `
+import json, socket, struct, sys, time
+s = socket.socket(socket.AF_UNIX)
+s.connect("/.dockersandbox/run/procs.sock")
+def frame(kind, id, body):
+    s.sendall(struct.pack(">cII", kind, id, len(body)) + body)
+frame(b"Q", 1, json.dumps({"op": "proc_mux"}).encode())
+hdr = s.recv(9)
+print("opened", hdr[:1].decode(), flush=True)
+n = 0
+end = time.time() + 8
+while time.time() < end:
+    for i in sys.argv[1:] + ["%016x" % n]:
+        frame(b"Q", 0, json.dumps({"op": "proc_launch", "proc": {"id": i}}).encode())
+        n += 1
+print("sent", n, flush=True)
+time.sleep(600)
+`
+
+// A sandbox process that floods PID 1 with launch words (which PID 1 never
+// answers) burns its own sandbox's CPU and nothing more: starts beside it
+// run their commands, and PID 1's memory stays bounded.
+func TestProcessLaunchWordFlood(t *testing.T) {
+	t.Parallel()
+	sb := newSandbox(t, testenv.DebianImage)
+	ctx := testCtx(t)
+	rss := func() int {
+		res, err := sb.Execute(ctx, "grep VmRSS /proc/1/status")
+		require.NoError(t, err)
+		f := strings.Fields(res.Output)
+		require.Len(t, f, 3, res.Output)
+		kb, err := strconv.Atoi(f[1])
+		require.NoError(t, err)
+		return kb
+	}
+	old, err := sb.Start(ctx, "exec sleep 600")
+	require.NoError(t, err)
+	before := rss()
+	require.NoError(t, sb.Write(ctx, "/tmp/words.py", []byte(wordFlood)))
+	attacker, err := sb.Start(ctx, "exec python3 /tmp/words.py "+old.ID())
+	require.NoError(t, err)
+	readUntil(t, attacker, "opened ", 30*time.Second)
+	out, err := attacker.Read(ctx, 0)
+	require.NoError(t, err)
+	require.Contains(t, string(out.Data), "opened R", "PID 1 accepted the multiplexed connection")
+
+	for i := range 10 {
+		cctx, cancel := context.WithTimeout(ctx, 10*time.Second)
+		p, err := sb.Start(cctx, fmt.Sprintf("echo alive %d", i))
+		require.NoError(t, err, "Start beside the flood of words")
+		info, err := p.Wait(cctx)
+		require.NoError(t, err)
+		require.Equal(t, 0, info.ExitCode)
+		o, err := p.Read(cctx, 0)
+		require.NoError(t, err)
+		require.Equal(t, fmt.Sprintf("alive %d\n", i), string(o.Data))
+		cancel()
+	}
+	readUntil(t, attacker, "sent ", 30*time.Second)
+	out, err = attacker.Read(ctx, 0)
+	require.NoError(t, err)
+	after := rss()
+	t.Logf("%s PID 1: VmRSS %d kB before, %d kB after", strings.TrimSpace(string(out.Data)), before, after)
+	require.Less(t, after-before, 32<<10, "PID 1's memory grew by 32 MiB or more")
+	info, err := old.Info(ctx)
+	require.NoError(t, err)
+	require.Equal(t, sandbox.ProcessRunning, info.State, "a launched process is not launched again")
+	require.NoError(t, attacker.Kill(ctx))
+}
