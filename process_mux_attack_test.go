@@ -5,7 +5,6 @@ package sandbox_test
 import (
 	"context"
 	"fmt"
-	"strconv"
 	"strings"
 	"testing"
 	"time"
@@ -15,11 +14,11 @@ import (
 	"github.com/stretchr/testify/require"
 )
 
-// muxFlood, run by python3 in the sandbox, opens a multiplexed connection
-// to PID 1's process table (as a serving helper does) and sends 20,000
-// reads of a process's full 1 MiB log without ever reading an answer.
-const muxFlood = `
-import json, socket, struct, sys, time
+// muxOpen, the start of a python3 program run in the sandbox, opens a
+// multiplexed connection to PID 1's process table as a serving helper
+// does, and prints "opened" and the kind of PID 1's answer (R: accepted).
+const muxOpen = `
+import json, os, socket, struct, sys, time
 s = socket.socket(socket.AF_UNIX)
 s.connect("/.dockersandbox/run/procs.sock")
 def frame(kind, id, body):
@@ -27,6 +26,42 @@ def frame(kind, id, body):
 frame(b"Q", 1, json.dumps({"op": "proc_mux"}).encode())
 hdr = s.recv(9)
 print("opened", hdr[:1].decode(), flush=True)
+`
+
+// startMuxAttacker runs script (muxOpen and what follows it) with python3
+// in sb, with args, and returns it once PID 1 accepted its connection.
+func startMuxAttacker(t *testing.T, ctx context.Context, sb *sandbox.DockerSandbox, script, args string) *sandbox.Process {
+	t.Helper()
+	require.NoError(t, sb.Write(ctx, "/tmp/attack.py", []byte(script)))
+	attacker, err := sb.Start(ctx, "exec python3 /tmp/attack.py "+args)
+	require.NoError(t, err)
+	readUntil(t, attacker, "opened ", 30*time.Second)
+	out, err := attacker.Read(ctx, 0)
+	require.NoError(t, err)
+	require.Contains(t, string(out.Data), "opened R", "PID 1 accepted the multiplexed connection")
+	return attacker
+}
+
+// requireEchoes starts "echo alive i" in sb and requires that it ran:
+// exit status 0, its line in its output; within 10 s.
+func requireEchoes(t *testing.T, ctx context.Context, sb *sandbox.DockerSandbox, i int) {
+	t.Helper()
+	ctx, cancel := context.WithTimeout(ctx, 10*time.Second)
+	defer cancel()
+	p, err := sb.Start(ctx, fmt.Sprintf("echo alive %d", i))
+	require.NoError(t, err, "Start beside the attack")
+	info, err := p.Wait(ctx)
+	require.NoError(t, err)
+	require.Equal(t, 0, info.ExitCode)
+	o, err := p.Read(ctx, 0)
+	require.NoError(t, err)
+	require.Equal(t, fmt.Sprintf("alive %d\n", i), string(o.Data))
+}
+
+// muxFlood, run by python3 in the sandbox, opens a multiplexed connection
+// to PID 1's process table (as a serving helper does) and sends 20,000
+// reads of a process's full 1 MiB log without ever reading an answer.
+const muxFlood = muxOpen + `
 s.setblocking(False)
 sent = 0
 for i in range(20000):
@@ -57,39 +92,22 @@ func TestProcessTableFloodedConnection(t *testing.T) {
 		}, 20*time.Second, 100*time.Millisecond)
 	}
 	readUntilLen()
-	require.NoError(t, sb.Write(ctx, "/tmp/flood.py", []byte(muxFlood)))
-	attacker, err := sb.Start(ctx, "exec python3 /tmp/flood.py "+big.ID())
-	require.NoError(t, err)
+	attacker := startMuxAttacker(t, ctx, sb, muxFlood, big.ID())
 	readUntil(t, attacker, "sent ", 30*time.Second)
-	out, err := attacker.Read(ctx, 0)
-	require.NoError(t, err)
-	require.Contains(t, string(out.Data), "opened R", "PID 1 accepted the multiplexed connection")
 	time.Sleep(2 * time.Second) // PID 1 serves what it read, its writes block
 
 	for i := range 5 {
+		requireEchoes(t, ctx, sb, i)
 		cctx, cancel := context.WithTimeout(ctx, 10*time.Second)
-		p, err := sb.Start(cctx, fmt.Sprintf("echo alive %d", i))
-		require.NoError(t, err, "Start beside the flooded connection")
-		info, err := p.Wait(cctx)
-		require.NoError(t, err)
-		require.Equal(t, 0, info.ExitCode)
-		o, err := p.Read(cctx, 0)
-		require.NoError(t, err)
-		require.Equal(t, fmt.Sprintf("alive %d\n", i), string(o.Data))
 		_, err = sb.Processes(cctx)
 		require.NoError(t, err)
 		cancel()
 	}
-	res, err := sb.Execute(ctx, "grep VmRSS /proc/1/status")
-	require.NoError(t, err)
-	f := strings.Fields(res.Output)
-	require.Len(t, f, 3, res.Output)
-	kb, err := strconv.Atoi(f[1])
-	require.NoError(t, err)
-	t.Logf("PID 1: %s", strings.TrimSpace(res.Output))
+	rss := pid1RSS(t, sb) // process_scale_test.go
+	t.Logf("PID 1: VmRSS %d kB", rss>>10)
 	// 256 reads in flight hold up to 1 MiB each while their writes block;
 	// 20,000 would hold ~20 GiB.
-	require.Less(t, kb, 600<<10, "PID 1's memory is bounded")
+	require.Less(t, rss, int64(600<<20), "PID 1's memory is bounded")
 	require.NoError(t, attacker.Kill(ctx))
 	_ = sandbox.ErrProcessDone
 }
@@ -140,15 +158,7 @@ func TestProcessManyWaitsDoNotBlock(t *testing.T) {
 // 30 s), tells it as fast as it can that the answers of starts were passed
 // on (the serving helper's word that launches a started process): for the
 // IDs it is given and for made-up ones.
-const wordFlood = `
-import json, os, socket, struct, sys, time
-s = socket.socket(socket.AF_UNIX)
-s.connect("/.dockersandbox/run/procs.sock")
-def frame(kind, id, body):
-    s.sendall(struct.pack(">cII", kind, id, len(body)) + body)
-frame(b"Q", 1, json.dumps({"op": "proc_mux"}).encode())
-hdr = s.recv(9)
-print("opened", hdr[:1].decode(), flush=True)
+const wordFlood = muxOpen + `
 n = 0
 end = time.time() + 30
 while time.time() < end and not os.path.exists("/tmp/words.stop"):
@@ -167,48 +177,24 @@ time.sleep(600)
 func TestProcessLaunchWordFlood(t *testing.T) {
 	sb := newSandbox(t, testenv.DebianImage)
 	ctx := testCtx(t)
-	rss := func() int {
-		res, err := sb.Execute(ctx, "grep VmRSS /proc/1/status")
-		require.NoError(t, err)
-		f := strings.Fields(res.Output)
-		require.Len(t, f, 3, res.Output)
-		kb, err := strconv.Atoi(f[1])
-		require.NoError(t, err)
-		return kb
-	}
 	old, err := sb.Start(ctx, "exec sleep 600")
 	require.NoError(t, err)
-	before := rss()
-	require.NoError(t, sb.Write(ctx, "/tmp/words.py", []byte(wordFlood)))
-	attacker, err := sb.Start(ctx, "exec python3 /tmp/words.py "+old.ID())
-	require.NoError(t, err)
-	readUntil(t, attacker, "opened ", 30*time.Second)
-	out, err := attacker.Read(ctx, 0)
-	require.NoError(t, err)
-	require.Contains(t, string(out.Data), "opened R", "PID 1 accepted the multiplexed connection")
+	before := pid1RSS(t, sb)
+	attacker := startMuxAttacker(t, ctx, sb, wordFlood, old.ID())
 
 	begin := time.Now()
 	starts := 0
 	for i := 0; i < 10 || time.Since(begin) < 3*time.Second; i++ { // 3 s of flood at least
 		starts++
-		cctx, cancel := context.WithTimeout(ctx, 10*time.Second)
-		p, err := sb.Start(cctx, fmt.Sprintf("echo alive %d", i))
-		require.NoError(t, err, "Start beside the flood of words")
-		info, err := p.Wait(cctx)
-		require.NoError(t, err)
-		require.Equal(t, 0, info.ExitCode)
-		o, err := p.Read(cctx, 0)
-		require.NoError(t, err)
-		require.Equal(t, fmt.Sprintf("alive %d\n", i), string(o.Data))
-		cancel()
+		requireEchoes(t, ctx, sb, i)
 	}
 	require.NoError(t, sb.Write(ctx, "/tmp/words.stop", nil))
 	readUntil(t, attacker, "sent ", 30*time.Second)
-	out, err = attacker.Read(ctx, 0)
+	out, err := attacker.Read(ctx, 0)
 	require.NoError(t, err)
-	after := rss()
-	t.Logf("%s; %d starts beside it; PID 1: VmRSS %d kB before, %d kB after", strings.TrimSpace(string(out.Data)), starts, before, after)
-	require.Less(t, after-before, 32<<10, "PID 1's memory grew by 32 MiB or more")
+	after := pid1RSS(t, sb)
+	t.Logf("%s; %d starts beside it; PID 1: VmRSS %d kB before, %d kB after", strings.TrimSpace(string(out.Data)), starts, before>>10, after>>10)
+	require.Less(t, after-before, int64(32<<20), "PID 1's memory grew by 32 MiB or more")
 	info, err := old.Info(ctx)
 	require.NoError(t, err)
 	require.Equal(t, sandbox.ProcessRunning, info.State, "a launched process is not launched again")
