@@ -103,13 +103,17 @@ func (t *procTable) runLaunch(id string, pl *pendingLaunch) {
 	})
 }
 
+// waitingLaunch returns the launch of process id that waits, or nil.
+func (t *procTable) waitingLaunch(id string) *pendingLaunch {
+	t.mu.Lock()
+	defer t.mu.Unlock()
+	return t.launches[id]
+}
+
 // launchPending launches process id if its launch waits (deferLaunch),
 // and returns once the launcher has the command (or failed to take it).
 func (t *procTable) launchPending(id string) {
-	t.mu.Lock()
-	pl := t.launches[id]
-	t.mu.Unlock()
-	if pl != nil {
+	if pl := t.waitingLaunch(id); pl != nil {
 		t.runLaunch(id, pl)
 	}
 }
@@ -118,10 +122,7 @@ func (t *procTable) launchPending(id string) {
 // waits and no word started it yet: a client repeating the word costs
 // nothing more.
 func (t *procTable) wordLaunch(id string) {
-	t.mu.Lock()
-	pl := t.launches[id]
-	t.mu.Unlock()
-	if pl != nil && pl.begun.CompareAndSwap(false, true) {
+	if pl := t.waitingLaunch(id); pl != nil && pl.begun.CompareAndSwap(false, true) {
 		go t.runLaunch(id, pl)
 	}
 }
@@ -254,8 +255,8 @@ func (t *procTable) serveMux(c *net.UnixConn, fr *proto.Reader, fw *proto.Writer
 
 // quick reports whether req is answered at once, never waiting on
 // anything but the kernel: an info, a list, a signal, a resize, a read
-// that does not wait for output, or a start (its launch follows in a
-// goroutine; it forks a launcher when none is ready).
+// that does not wait for output, or a start (its launch follows later,
+// see deferLaunch; it forks a launcher when none is ready).
 func quick(req proto.Request) bool {
 	switch req.Op {
 	case proto.OpProcInfo, proto.OpProcList, proto.OpProcSignal, proto.OpProcResize, proto.OpProcStart:
