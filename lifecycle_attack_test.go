@@ -121,8 +121,9 @@ func state(t *testing.T, cli *client.Client, id string) container.ContainerState
 // A host process killed inside New, after ContainerCreate and before the
 // start, leaves a container that its helper (which enforces the lifetime
 // and idle timeout) never ran in. The next New on the daemon removes it
-// (its owner is dead), in New and in a Pool's refill alike; so does
-// Prune(Filter{DeadOwners: true}).
+// (its owner is dead), in New and in a Pool's refill alike, and the port
+// socket directory the process left; so does Prune(Filter{DeadOwners: true})
+// (the container).
 func TestCrashInsideNew(t *testing.T) {
 	testenv.RequireDocker(t, "a container created and never started is Docker's two-step create (a pod is created running)")
 	skipInShort(t)
@@ -136,9 +137,10 @@ func TestCrashInsideNew(t *testing.T) {
 			t.Cleanup(func() {
 				_, _ = cli.ContainerRemove(context.Background(), id, client.ContainerRemoveOptions{Force: true, RemoveVolumes: true})
 			})
+			dir := portsDirOf(t, id)
 			killChild(t, cmd)
 			require.Equal(t, container.StateCreated, state(t, cli, id), "created, never started")
-			newSandbox(t, testenv.BusyboxImage) // sweeps
+			requirePortDirSwept(t, dir) // a New sweeps
 			assert.Equal(t, container.ContainerState(""), state(t, cli, id), "the next New removed the abandoned container")
 		})
 	}

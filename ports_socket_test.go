@@ -29,6 +29,24 @@ func portsDirOf(t *testing.T, id string) string {
 	return res.Container.Config.Labels[sandbox.LabelPortsDir]
 }
 
+// requirePortDirSwept checks that New removes dir, the port socket
+// directory of a program killed without Close (its socket left dead), once
+// it is older than the sweep's minimum age (a minute: made older here).
+// An empty dir (no port socket: the daemon is elsewhere) checks nothing
+// but still makes the sandbox whose New sweeps.
+func requirePortDirSwept(t *testing.T, dir string) {
+	t.Helper()
+	if dir != "" {
+		require.DirExists(t, dir, "the killed program leaves its port socket directory")
+		old := time.Now().Add(-2 * time.Minute)
+		require.NoError(t, os.Chtimes(filepath.Join(dir, "s", "ports.sock"), old, old))
+	}
+	newSandbox(t, testenv.BusyboxImage) // sweeps
+	if dir != "" {
+		assert.NoDirExists(t, dir, "New removed the dead port socket's directory")
+	}
+}
+
 func requirePortSocket(t *testing.T) {
 	t.Helper()
 	if !testenv.LocalDaemon() {

@@ -134,7 +134,8 @@ const sweepTimeout = 5 * time.Second
 // never ran in them, so nothing else would. New calls it, so that a
 // process that died inside New (or inside a Pool's refill) leaves nothing
 // behind once the next sandbox is made on this daemon. It is best effort:
-// failures are ignored, New goes on.
+// failures are ignored, New goes on. Then it removes the port socket
+// directories that dead programs left (sweepPortDirs).
 func sweepAbandoned(ctx context.Context, eng engine.Engine) {
 	ctx, cancel := context.WithTimeout(context.WithoutCancel(ctx), sweepTimeout)
 	defer cancel()
@@ -144,11 +145,14 @@ func sweepAbandoned(ctx context.Context, eng engine.Engine) {
 	}
 	host, _ := os.Hostname()
 	now := time.Now()
+	kept := list[:0]
 	for _, c := range list {
-		if abandoned(c, host, now) {
-			_ = eng.Remove(ctx, c.ID)
+		if abandoned(c, host, now) && eng.Remove(ctx, c.ID) == nil {
+			continue
 		}
+		kept = append(kept, c)
 	}
+	sweepPortDirs(kept)
 }
 
 // shortID returns the first 12 characters of a Docker container ID; other

@@ -306,15 +306,18 @@ func running(t *testing.T, id string) bool {
 // A host process killed mid-session (SIGKILL: no Close, no deferred
 // cleanup) does not leak its sandbox: the dropped connection kills the
 // running command, and the helper's idle timeout or lifetime ends the
-// container, which Docker then removes.
+// container, which Docker then removes; the next New removes the port
+// socket directory it left.
 func TestHostProcessKilled(t *testing.T) {
 	for _, mode := range []string{"idle", "lifetime"} {
 		t.Run(mode, func(t *testing.T) {
 			t.Parallel()
 			cmd, id := startChild(t, mode)
 			require.True(t, running(t, id))
+			dir := portsDirOf(t, id)
 			killChild(t, cmd)
 			waitGone(t, id)
+			requirePortDirSwept(t, dir)
 		})
 	}
 }
