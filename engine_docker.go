@@ -232,8 +232,7 @@ func (d *dockerEngine) Stop(ctx context.Context, id string, grace time.Duration)
 
 // Start starts a stopped container.
 func (d *dockerEngine) Start(ctx context.Context, id string) error {
-	_, err := d.cli.ContainerStart(ctx, id, client.ContainerStartOptions{})
-	return classify(err)
+	return d.start(ctx, id)
 }
 
 // Create makes and starts a container as spec says: the image (pulled if
@@ -300,8 +299,8 @@ func (d *dockerEngine) prepareAndStart(ctx context.Context, id string, spec *eng
 	if err := prepareFS(ctx, d.cli, id, spec, bin, uid, gid); err != nil {
 		return classify(err)
 	}
-	if _, err := d.cli.ContainerStart(ctx, id, client.ContainerStartOptions{}); err != nil {
-		return fmt.Errorf("start container: %w", classify(err))
+	if err := d.start(ctx, id); err != nil {
+		return fmt.Errorf("start container: %w", err)
 	}
 	return nil
 }

@@ -86,3 +86,41 @@ func TestStopRemovedByEngine(t *testing.T) {
 // secureProfile says whether the suite runs under the secure profile,
 // where the working dir is in memory (it starts empty after Start).
 func secureProfile() bool { return secure }
+
+// A Stop (or a Close that keeps the container) right after New or Restart
+// finds the helper handling the engine's stop signal: it exits with status
+// 0 within the grace period. Before New waited for the helper's ready line,
+// a stop in the helper's first milliseconds ended it with the Go runtime's
+// status 2 (or was dropped, and the engine killed it after 5 s): about one
+// start in 20-40 on this machine. The helper here sleeps 300 ms before it
+// catches its signals (a slow start, as on a loaded machine): without the
+// wait every stop finds it there. 12 starts, 4 with -short.
+func TestStopRightAfterStart(t *testing.T) {
+	requireStopper(t)
+	rounds := 6
+	if testing.Short() {
+		rounds = 2
+	}
+	ctx := testCtx(t)
+	check := func(id, what string, took time.Duration) {
+		t.Helper()
+		info, err := inspectBox(t, id)
+		require.NoError(t, err)
+		assert.Equal(t, 0, info.ExitCode, "%s: the helper ended on the stop signal, cleanly", what)
+		assert.Less(t, took, 4*time.Second, "%s: not the engine's kill after the 5 s grace", what)
+	}
+	for range rounds {
+		sb, err := sandbox.New(ctx, sandboxOptions(images[0], sandbox.WithAutoRemove(false),
+			sandbox.WithEnv("DOCKERSANDBOX_TEST_HELPER_DELAY=300ms"))...)
+		require.NoError(t, err)
+		id := sb.ID()
+		start := time.Now()
+		require.NoError(t, sb.Stop(ctx))
+		check(id, "Stop right after New", time.Since(start))
+		require.NoError(t, sb.Restart(ctx))
+		start = time.Now()
+		require.NoError(t, sb.Close()) // stops it: WithAutoRemove(false)
+		check(id, "Close right after Restart", time.Since(start))
+		require.NoError(t, removeBox(t, id))
+	}
+}

@@ -5,12 +5,15 @@
 package helper
 
 import (
+	"io"
 	"os"
 	"os/signal"
 	"path/filepath"
 	"strings"
 	"syscall"
 	"time"
+
+	"github.com/dockersandbox/sandbox/internal/proto"
 )
 
 // Init is the container's main process. It reaps orphaned processes, exits
@@ -26,9 +29,10 @@ import (
 // starts again after a pause; the library may change both limits while the
 // sandbox runs (see LifetimeFile).
 func Init(lifetime, idle time.Duration) int {
+	CatchInitSignals()
+	sigs := initSignals
+	_, _ = io.WriteString(os.Stdout, proto.ReadyLine) // EPIPE, not death: SIGPIPE is caught
 	reserveThreads(4)
-	sigs := make(chan os.Signal, 16)
-	signal.Notify(sigs, syscall.SIGTERM, syscall.SIGINT, syscall.SIGHUP, syscall.SIGCHLD, syscall.SIGUSR1)
 	l := newLimits(lifetime, idle, filepath.Dir(os.Args[0]), time.Now())
 	serveProcs() // the process table (procserver.go)
 	t := time.NewTicker(limitsTick)
@@ -51,11 +55,32 @@ func Init(lifetime, idle time.Duration) int {
 				reap()
 			case syscall.SIGUSR1: // a request started, runs or ended
 				l.active(time.Now())
+			case syscall.SIGPIPE: // a write to a closed pipe: its error says so
 			default:
 				return 0
 			}
 		}
 	}
+}
+
+// initSignals receives PID 1's signals (CatchInitSignals).
+var initSignals chan os.Signal
+
+// CatchInitSignals makes PID 1 catch the signals Init handles; Init calls
+// it, and the command calls it first thing (in its init function): a
+// SIGTERM (the engine's stop) that comes before finds the Go runtime's own
+// handler, which ends the program with status 2 instead of Init's clean 0,
+// or, earlier still, no handler (the kernel drops it for PID 1, and the
+// engine kills the container after its grace period). Init then writes
+// proto.ReadyLine, which the library waits for after a start. SIGPIPE is
+// caught too, so that a write to a closed standard output fails rather
+// than ends PID 1 (Go's default for fd 1 and 2). Later calls do nothing.
+func CatchInitSignals() {
+	if initSignals != nil {
+		return
+	}
+	initSignals = make(chan os.Signal, 16)
+	signal.Notify(initSignals, syscall.SIGTERM, syscall.SIGINT, syscall.SIGHUP, syscall.SIGCHLD, syscall.SIGUSR1, syscall.SIGPIPE)
 }
 
 // connected reports whether a one-request helper serves the library right

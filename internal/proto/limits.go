@@ -54,3 +54,11 @@ func MaxFrom(kind Kind, op string) int {
 	}
 	return 0 // Alive; nothing else comes from a helper
 }
+
+// ReadyLine is what PID 1 writes to its standard output once it handles
+// the engine's stop signal; New and a restart wait for it (see the
+// library's start), so that a stop right after them ends the helper
+// cleanly (status 0) rather than finding the Go runtime's default
+// handler (status 2) or no handler at all (the engine's kill after the
+// grace period).
+const ReadyLine = "dockersandbox-helper: ready\n"

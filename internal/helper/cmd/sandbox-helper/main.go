@@ -7,12 +7,28 @@ import (
 	"flag"
 	"fmt"
 	"os"
+	"time"
 
 	"github.com/dockersandbox/sandbox/internal/helper"
 	"github.com/dockersandbox/sandbox/internal/proto"
 )
 
 const usage = "usage: sandbox-helper init [-lifetime d] [-idle d] | call | serve | reap | install DEST [UID:GID [DIR...]] | untar DIR | tar PATH | version"
+
+// startDelayEnv, set in a sandbox's environment, delays PID 1 by that
+// long before it catches its signals: the tests stand in for a slow start
+// with it (a stop in that window must still end the helper cleanly).
+const startDelayEnv = "DOCKERSANDBOX_TEST_HELPER_DELAY"
+
+// init catches PID 1's signals before main runs (helper.CatchInitSignals).
+func init() {
+	if len(os.Args) > 1 && os.Args[1] == "init" {
+		if d, err := time.ParseDuration(os.Getenv(startDelayEnv)); err == nil && d > 0 && d <= time.Minute {
+			time.Sleep(d)
+		}
+		helper.CatchInitSignals()
+	}
+}
 
 func main() {
 	if len(os.Args) < 2 {
