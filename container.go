@@ -144,6 +144,12 @@ func dockerConfig(sp *engine.Spec, extra func(*container.Config, *container.Host
 		ReadonlyRootfs: sp.ReadOnlyRootfs,
 		CapDrop:        sp.CapDrop,
 		Resources:      container.Resources{Memory: sp.Memory, NanoCPUs: sp.NanoCPUs},
+		// The engine keeps nothing of PID 1's output: the container's root
+		// can write to /proc/1/fd/1 without end, and the default json-file
+		// driver would keep it all on the host's disk (50 MB written made a
+		// 300 MB log). The helper writes its ready line only, read through
+		// an attach (start_ready.go), which needs no log.
+		LogConfig: container.LogConfig{Type: "none"},
 	}
 	if sp.NetworkNone {
 		host.NetworkMode = "none"
