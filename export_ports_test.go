@@ -1,6 +1,9 @@
 package sandbox
 
-import "net"
+import (
+	"net"
+	"time"
+)
 
 // HasPortSocket reports whether s shares a port socket with its container
 // (ports_socket.go).
@@ -18,3 +21,10 @@ const LabelPortsDir = labelPortsDir
 // MaxIntroductions bounds the port socket's connections that wait to
 // introduce themselves.
 const MaxIntroductions = maxIntroductions
+
+// DelayAfterAck makes each port socket introduction pause for d after its
+// acknowledgement, until restore.
+func DelayAfterAck(d time.Duration) (restore func()) {
+	testAfterAck.Store(int64(d))
+	return func() { testAfterAck.Store(0) }
+}

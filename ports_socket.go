@@ -11,6 +11,7 @@ import (
 	"runtime"
 	"strings"
 	"sync"
+	"sync/atomic"
 	"time"
 
 	"github.com/dockersandbox/sandbox/internal/proto"
@@ -145,6 +146,10 @@ func (ps *portSocket) introduce(c *net.UnixConn) {
 		c.Close()
 		return
 	}
+	// Once handed to the dial, c's deadlines are its user's: clear ours
+	// first (clearing them after, a Read deadline set in between was lost
+	// and the Read waited forever).
+	_ = c.SetDeadline(time.Time{})
 	ps.mu.Lock()
 	delete(ps.intro, c)
 	ch := ps.waiting[tok]
@@ -157,11 +162,16 @@ func (ps *portSocket) introduce(c *net.UnixConn) {
 		c.Close()
 		return
 	}
+	// One byte into a connection nothing was written to does not block.
 	// The dial closes c if the helper does not say it took it.
-	if _, err := c.Write([]byte{proto.DirectAck}); err == nil {
-		_ = c.SetDeadline(time.Time{})
-	}
+	_, _ = c.Write([]byte{proto.DirectAck})
+	time.Sleep(time.Duration(testAfterAck.Load()))
 }
+
+// testAfterAck, set by tests only, is how long an introduction pauses once
+// it acknowledged its connection: whatever follows must leave the
+// connection alone.
+var testAfterAck atomic.Int64
 
 // expect registers a dial's token; the connection that brings it arrives
 // on the channel. The dial calls forget when it no longer waits.

@@ -283,3 +283,38 @@ func TestPortSocketLifecycle(t *testing.T) {
 		require.NoError(t, err)
 	})
 }
+
+// TestDirectDeadlineKept: a read deadline set on a direct Conn right after
+// Dial holds even when the port socket's introduction of that connection
+// is still finishing (its goroutine paused after the acknowledgement, as a
+// loaded machine may pause it): an introduction that cleared its own
+// deadline last erased the user's, and the Read waited forever.
+func TestDirectDeadlineKept(t *testing.T) {
+	requirePortSocket(t)
+	sb := newSandbox(t, testenv.BusyboxImage, sandbox.WithNetworkMode("none"))
+	require.True(t, sandbox.HasPortSocket(sb))
+	startServer(t, sb, "sink", 7001, "")
+	// The pause ends after the deadline is set and before it passes.
+	defer sandbox.DelayAfterAck(300 * time.Millisecond)()
+
+	c, err := sb.Dial(testCtx(t), "tcp", "127.0.0.1:7001")
+	require.NoError(t, err)
+	defer c.Close()
+	require.True(t, sandbox.ConnIsDirect(c), "over the port socket")
+	start := time.Now()
+	require.NoError(t, c.SetReadDeadline(start.Add(time.Second)))
+	done := make(chan error, 1)
+	go func() {
+		_, err := c.Read(make([]byte, 1))
+		done <- err
+	}()
+	select {
+	case err := <-done:
+		require.ErrorIs(t, err, os.ErrDeadlineExceeded)
+		t.Logf("the Read ended after %v", time.Since(start).Round(time.Millisecond))
+	case <-time.After(5 * time.Second):
+		c.Close()
+		<-done
+		t.Fatal("the Read did not end within 5 s (its deadline: 1 s): the deadline was lost")
+	}
+}

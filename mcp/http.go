@@ -129,7 +129,7 @@ func (h *HTTPHandler) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 		// The SDK closes the session, which waits for the calls in flight;
 		// removing the sandbox first makes them end now. Only IDs of live
 		// sessions are in the map, so a made-up ID does nothing here.
-		h.endSession(id, reasonDeleted)
+		h.endSession(id, h.deleteReason(id))
 	case r.Method == http.MethodPost && id == "":
 		// A request without a session opens one (an initialize).
 		done, ok := h.admit()
@@ -239,6 +239,24 @@ func (s *session) touch(delta int32) {
 	s.inFlight.Add(delta)
 	s.lastActive.Store(time.Now().UnixNano())
 }
+
+// deleteReason says why a session a client DELETEs ends: the idle timeout
+// when the session was idle that long, since the SDK's timer closed it then
+// and the client's DELETE answers the end of its event stream (it may come
+// before the goroutine waiting for the end logs it); else reasonDeleted.
+func (h *HTTPHandler) deleteReason(id string) string {
+	idle := h.cfg.idleTimeout()
+	if s := h.lookup(id); s != nil && idle > 0 && s.inFlight.Load() == 0 &&
+		time.Since(time.Unix(0, s.lastActive.Load())) >= idle-deleteSlack {
+		return fmt.Sprintf("idle timeout (no request for %v)", idle)
+	}
+	return reasonDeleted
+}
+
+// deleteSlack is how much earlier than the idle timeout the SDK's timer may
+// fire, as read by deleteReason: the timer restarts when a request ends, a
+// moment before touch records it.
+const deleteSlack = 100 * time.Millisecond
 
 // endReason says why the SDK closed the session, which this handler did
 // not do (a DELETE and Close remove the session from the map first): the
