@@ -3,7 +3,6 @@ module github.com/dockersandbox/sandbox/mcp
 go 1.26.8
 
 require (
-	github.com/docker/go-units v0.5.0
 	github.com/dockersandbox/sandbox v0.0.0
 	github.com/mark3labs/mcp-go v1.2.1
 	github.com/moby/moby/client v0.6.2
@@ -17,6 +16,7 @@ require (
 	github.com/containerd/errdefs/pkg v0.3.0 // indirect
 	github.com/distribution/reference v0.6.0 // indirect
 	github.com/docker/go-connections v0.8.2 // indirect
+	github.com/docker/go-units v0.5.0 // indirect
 	github.com/felixge/httpsnoop v1.0.4 // indirect
 	github.com/go-logr/logr v1.4.2 // indirect
 	github.com/go-logr/stdr v1.2.2 // indirect

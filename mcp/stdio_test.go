@@ -148,6 +148,7 @@ func TestCommandFlags(t *testing.T) {
 		{"-transport", "sse"},
 		{"-pull", "sometimes"},
 		{"-memory", "lots"},
+		{"-memory", "-1g"},
 		{"-exec-timeout", "-1s"},
 		{"-exec-timeout", "0"},                             // no timeout: above every maximum
 		{"-exec-timeout", "2h"},                            // above the default maximum (1h)

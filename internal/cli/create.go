@@ -7,8 +7,8 @@ import (
 	"os"
 	"strings"
 
-	"github.com/docker/go-units"
 	"github.com/dockersandbox/sandbox"
+	"github.com/dockersandbox/sandbox/internal/byteflag"
 )
 
 func create(ctx context.Context, args []string) error {
@@ -16,7 +16,7 @@ func create(ctx context.Context, args []string) error {
 	image := fs.String("image", sandbox.DefaultImage, "image")
 	name := fs.String("name", "", "container name")
 	network := fs.String("network", "", `network mode, e.g. "none"`)
-	var memory byteSize
+	var memory byteflag.Size
 	fs.Var(&memory, "memory", "memory `limit`, in bytes or with a unit: 512m, 2g (default none)")
 	cpus := fs.Float64("cpus", 0, "CPU limit, e.g. 0.5")
 	pids := fs.Int64("pids", 0, "process count limit")
@@ -92,28 +92,5 @@ func create(ctx context.Context, args []string) error {
 		return printJSON(os.Stdout, map[string]string{"id": sb.ID()})
 	}
 	fmt.Println(sb.ID())
-	return nil
-}
-
-// byteSize is a flag of bytes with an optional unit, as sandbox-mcp's
-// -memory: 512m, 2g, 1048576 (units are powers of 1024).
-type byteSize int64
-
-func (b *byteSize) String() string {
-	if *b == 0 {
-		return ""
-	}
-	return units.BytesSize(float64(*b))
-}
-
-func (b *byteSize) Set(v string) error {
-	n, err := units.RAMInBytes(v)
-	if err != nil {
-		return err
-	}
-	if n < 0 {
-		return fmt.Errorf("negative size %q", v)
-	}
-	*b = byteSize(n)
 	return nil
 }

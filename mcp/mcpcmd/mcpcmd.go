@@ -21,8 +21,8 @@ import (
 	"syscall"
 	"time"
 
-	"github.com/docker/go-units"
 	"github.com/dockersandbox/sandbox"
+	"github.com/dockersandbox/sandbox/internal/byteflag"
 	"github.com/dockersandbox/sandbox/internal/engineflag"
 	sandboxmcp "github.com/dockersandbox/sandbox/mcp"
 	"github.com/dockersandbox/sandbox/tools"
@@ -64,25 +64,6 @@ type listFlag []string
 func (l *listFlag) String() string     { return strings.Join(*l, ",") }
 func (l *listFlag) Set(v string) error { *l = append(*l, v); return nil }
 
-// byteSize is a flag of bytes with an optional unit: 512m, 2g, 1048576.
-type byteSize int64
-
-func (b *byteSize) String() string {
-	if *b == 0 {
-		return ""
-	}
-	return units.BytesSize(float64(*b))
-}
-
-func (b *byteSize) Set(v string) error {
-	n, err := units.RAMInBytes(v)
-	if err != nil {
-		return err
-	}
-	*b = byteSize(n)
-	return nil
-}
-
 // Run runs sandbox-mcp with args, logging to stderr, and returns its exit
 // status: 0 after a clean end (or -h), 1 when serving failed, 2 on bad
 // usage.
@@ -115,7 +96,7 @@ func Run(engines *engineflag.Set, args []string, stderr io.Writer) int {
 		maxSessions = fs.Int("max-sessions", sandboxmcp.DefaultMaxSessions, "HTTP: most MCP sessions (each with its sandbox) open at once; more are answered HTTP 503 (0: no limit)")
 		execTools   = fs.Bool("exec-tools", false, "also serve the session tools exec_command, write_stdin, list_sessions and kill_session (OpenAI Codex's unified exec shape): long-running commands, REPLs on a tty")
 		verbose     = fs.Bool("v", false, "log debug messages, the MCP SDK's included")
-		memory      byteSize
+		memory      byteflag.Size
 		env, labels listFlag
 	)
 	fs.Var(&memory, "memory", "memory `limit`, in bytes or with a unit: 512m, 2g (default none)")
