@@ -100,6 +100,7 @@ func FuzzCapWriter(f *testing.F) {
 }
 
 func TestTrimPartialRune(t *testing.T) {
+	t.Parallel()
 	for _, tc := range []struct{ in, want string }{
 		{"", ""},
 		{"abc", "abc"},

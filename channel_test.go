@@ -40,6 +40,7 @@ func killServe(t *testing.T, sb *sandbox.DockerSandbox) {
 }
 
 func TestChannelBreakFallsBack(t *testing.T) {
+	t.Parallel()
 	sb := newSandbox(t, testenv.BusyboxImage)
 	ctx := testCtx(t)
 	require.NoError(t, sb.Write(ctx, "f.txt", []byte("one")))
@@ -75,6 +76,7 @@ func TestChannelBreakFallsBack(t *testing.T) {
 // escape its call: the library kills its tree through another helper.
 func TestCommandTurnsOnItsHelper(t *testing.T) {
 	skipInShort(t)
+	t.Parallel()
 	for _, shared := range []bool{true, false} {
 		t.Run(fmt.Sprintf("shared=%v", shared), func(t *testing.T) {
 			sb := newSandbox(t, testenv.BusyboxImage, sandbox.WithSharedChannel(shared))
@@ -117,6 +119,7 @@ func TestCommandTurnsOnItsHelper(t *testing.T) {
 }
 
 func TestWithoutSharedChannel(t *testing.T) {
+	t.Parallel()
 	sb := newSandbox(t, testenv.BusyboxImage, sandbox.WithSharedChannel(false))
 	ctx := testCtx(t)
 	require.NoError(t, sb.Write(ctx, "f.txt", []byte("per exec")))
@@ -127,6 +130,7 @@ func TestWithoutSharedChannel(t *testing.T) {
 }
 
 func TestProtocolVersionMismatch(t *testing.T) {
+	t.Parallel()
 	sb := newSandbox(t, testenv.BusyboxImage, sandbox.WithSharedChannel(false))
 	ctx := testCtx(t)
 	// Replace the helper (PID 1 keeps running the old binary) by a script
@@ -153,6 +157,7 @@ func TestProtocolVersionMismatch(t *testing.T) {
 }
 
 func TestManyConcurrentExecutes(t *testing.T) {
+	t.Parallel()
 	sb := newSandbox(t, testenv.BusyboxImage)
 	ctx := testCtx(t)
 	var wg sync.WaitGroup
@@ -176,6 +181,8 @@ func TestManyConcurrentExecutes(t *testing.T) {
 }
 
 func TestFiftySandboxes(t *testing.T) {
+	t.Parallel()
+	testenv.MustHaveEngine(t)
 	if testing.Short() {
 		t.Skip("creates 50 containers")
 	}

@@ -8,6 +8,7 @@ import (
 // As os/exec's TestPrefixSuffixSaver: the first and last N bytes, and how
 // many were left out between them.
 func TestPrefixSuffixSaver(t *testing.T) {
+	t.Parallel()
 	tests := []struct {
 		N      int
 		writes []string
@@ -36,6 +37,7 @@ func TestPrefixSuffixSaver(t *testing.T) {
 
 // A limitBuffer keeps up to max bytes and refuses more with ErrTooLarge.
 func TestLimitBuffer(t *testing.T) {
+	t.Parallel()
 	w := &limitBuffer{max: 5}
 	if _, err := w.Write([]byte("abc")); err != nil {
 		t.Fatal(err)

@@ -18,6 +18,7 @@ import (
 // Output, CombinedOutput and the pipes follow os/exec's rules; each
 // subtest mirrors an os/exec test or documented rule.
 func TestCmdOutput(t *testing.T) {
+	t.Parallel()
 	sb := newSandbox(t, testenv.BusyboxImage)
 	ctx := testCtx(t)
 
@@ -85,6 +86,7 @@ func TestCmdOutput(t *testing.T) {
 }
 
 func TestCmdPipes(t *testing.T) {
+	t.Parallel()
 	sb := newSandbox(t, testenv.BusyboxImage)
 	ctx := testCtx(t)
 

@@ -83,6 +83,7 @@ func liveSleeps(t *testing.T, sb *sandbox.DockerSandbox, forms map[int]string) [
 // exec of its own; a command that ends on its own leaves them running.
 func TestDetachedProcessesDie(t *testing.T) {
 	skipInShort(t)
+	t.Parallel()
 	for _, shared := range []bool{true, false} {
 		t.Run(fmt.Sprintf("shared=%v", shared), func(t *testing.T) {
 			onEachImage(t, func(t *testing.T, sb *sandbox.DockerSandbox) {
@@ -162,6 +163,7 @@ func mapValues(m map[int]string) []string {
 // When a command kills its helper, another helper kills the command's
 // processes, detached ones included.
 func TestLostHelperKillsDetached(t *testing.T) {
+	t.Parallel()
 	for _, shared := range []bool{true, false} {
 		t.Run(fmt.Sprintf("shared=%v", shared), func(t *testing.T) {
 			onEachImage(t, func(t *testing.T, sb *sandbox.DockerSandbox) {
@@ -182,6 +184,7 @@ func TestLostHelperKillsDetached(t *testing.T) {
 // $PPID) is killed with every process it started; signals that a command
 // sends to its whole process group do not reach that far.
 func TestCommandKillsItsReaper(t *testing.T) {
+	t.Parallel()
 	for _, shared := range []bool{true, false} {
 		t.Run(fmt.Sprintf("shared=%v", shared), func(t *testing.T) {
 			onEachImage(t, func(t *testing.T, sb *sandbox.DockerSandbox) {
@@ -207,6 +210,7 @@ func TestCommandKillsItsReaper(t *testing.T) {
 // A missing working directory is named in the error, which matches
 // fs.ErrNotExist.
 func TestExecDirMissing(t *testing.T) {
+	t.Parallel()
 	sb := newSandbox(t, images[0])
 	_, err := sb.Execute(testCtx(t), "pwd", sandbox.ExecDir("/no/such/dir"))
 	require.ErrorIs(t, err, fs.ErrNotExist)

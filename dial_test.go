@@ -100,6 +100,7 @@ func startServer(t *testing.T, sb *sandbox.DockerSandbox, mode string, port int,
 // library shares with the container, where the engine is local) and with
 // WithDirectPorts(false) (over the shared channel's stream).
 func TestDial(t *testing.T) {
+	t.Parallel()
 	for _, direct := range []bool{true, false} {
 		t.Run(map[bool]string{true: "direct", false: "stream"}[direct], func(t *testing.T) {
 			t.Parallel()

@@ -31,6 +31,7 @@ func dockerEngine(t *testing.T) engine.Engine {
 // TestDockerEngineConformance runs the engine suite on the Docker engine.
 func TestDockerEngineConformance(t *testing.T) {
 	testenv.RequireDocker(t, "the Docker engine itself (the relayed engine passes enginetest in its own module)")
+	t.Parallel()
 	e := dockerEngine(t)
 	for _, image := range images {
 		t.Run(image, func(t *testing.T) { enginetest.Run(t, e, image) })
@@ -89,6 +90,7 @@ func (o otherEngine) CopyFrom(ctx context.Context, id, path string) (io.ReadClos
 
 func TestWithEngineNeutral(t *testing.T) {
 	testenv.RequireDocker(t, "wraps the Docker engine in one of another name")
+	t.Parallel()
 	e := otherEngine{dockerEngine(t)}
 	label := map[string]string{"enginetest-neutral": testenv.Owner()}
 	for _, secureProfile := range []bool{false, true} {
@@ -150,6 +152,7 @@ func TestWithEngineNeutral(t *testing.T) {
 // WithEngine beside a Docker client option, fail before anything is made.
 func TestWithEngineRefusals(t *testing.T) {
 	testenv.RequireDocker(t, "wraps the Docker engine in one of another name")
+	t.Parallel()
 	e := otherEngine{dockerEngine(t)}
 	for name, opt := range map[string]sandbox.Option{
 		"WithVolumes":         sandbox.WithVolumes("/tmp:/x"),
@@ -179,6 +182,7 @@ func TestWithEngineRefusals(t *testing.T) {
 // options, snapshots), and the sandbox leaves the engine open.
 func TestWithEngineDocker(t *testing.T) {
 	testenv.RequireDocker(t, "the Docker engine itself (the relayed engine passes enginetest in its own module)")
+	t.Parallel()
 	e := dockerEngine(t)
 	sb, err := sandbox.New(testCtx(t), sandboxOptions(testenv.BusyboxImage, sandbox.WithEngine(e), sandbox.WithShmSize(8<<20))...)
 	require.NoError(t, err)

@@ -17,6 +17,7 @@ import (
 // repository) and the programs under examples/ import no internal package,
 // so that a user can copy them into a module of their own.
 func TestExamplesUsePublicAPI(t *testing.T) {
+	t.Parallel()
 	checked := 0
 	err := filepath.WalkDir(".", func(p string, d fs.DirEntry, err error) error {
 		if err != nil {

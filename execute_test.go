@@ -16,6 +16,7 @@ import (
 )
 
 func TestExecute(t *testing.T) {
+	t.Parallel()
 	for _, image := range images {
 		t.Run(image, func(t *testing.T) {
 			sb := newSandbox(t, image)
@@ -66,6 +67,7 @@ func TestExecute(t *testing.T) {
 }
 
 func TestExecuteErrors(t *testing.T) {
+	t.Parallel()
 	sb := newSandbox(t, testenv.BusyboxImage)
 	ctx := testCtx(t)
 	_, err := sb.Execute(ctx, "")
@@ -88,6 +90,7 @@ func processes(t *testing.T, sb *sandbox.DockerSandbox) string {
 }
 
 func TestExecuteTimeoutKillsTree(t *testing.T) {
+	t.Parallel()
 	sb := newSandbox(t, testenv.BusyboxImage)
 	ctx := testCtx(t)
 	// A backgrounded grandchild, a child in its own session, and a foreground child.
@@ -108,6 +111,7 @@ func TestExecuteTimeoutKillsTree(t *testing.T) {
 }
 
 func TestExecuteCancelKillsTree(t *testing.T) {
+	t.Parallel()
 	sb := newSandbox(t, testenv.BusyboxImage)
 	ctx, cancel := context.WithTimeout(context.Background(), time.Second)
 	defer cancel()
@@ -120,6 +124,7 @@ func TestExecuteCancelKillsTree(t *testing.T) {
 }
 
 func TestExecuteNoTimeout(t *testing.T) {
+	t.Parallel()
 	sb := newSandbox(t, testenv.BusyboxImage, sandbox.WithExecuteTimeout(time.Millisecond))
 	ctx := testCtx(t)
 	resp, err := sb.Execute(ctx, "sleep 0.2; echo done", sandbox.ExecTimeout(0))
@@ -133,6 +138,7 @@ func TestExecuteNoTimeout(t *testing.T) {
 }
 
 func TestExecuteBackgroundDoesNotHold(t *testing.T) {
+	t.Parallel()
 	sb := newSandbox(t, testenv.BusyboxImage)
 	ctx := testCtx(t)
 	// The background sleep keeps the output open; Execute still returns
@@ -145,6 +151,7 @@ func TestExecuteBackgroundDoesNotHold(t *testing.T) {
 }
 
 func TestExecuteTruncation(t *testing.T) {
+	t.Parallel()
 	sb := newSandbox(t, testenv.BusyboxImage, sandbox.WithMaxOutputBytes(1000))
 	ctx := testCtx(t)
 	resp, err := sb.Execute(ctx, "head -c 5000 /dev/zero | tr '\\0' a; echo done > /tmp/done")
@@ -171,6 +178,7 @@ func TestExecuteTruncation(t *testing.T) {
 }
 
 func TestExecuteStreamsOutput(t *testing.T) {
+	t.Parallel()
 	sb := newSandbox(t, testenv.BusyboxImage, sandbox.WithMaxOutputBytes(10))
 	ctx := testCtx(t)
 	var buf bytes.Buffer
@@ -181,6 +189,7 @@ func TestExecuteStreamsOutput(t *testing.T) {
 }
 
 func TestCmd(t *testing.T) {
+	t.Parallel()
 	sb := newSandbox(t, testenv.BusyboxImage)
 	ctx := testCtx(t)
 

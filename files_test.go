@@ -30,6 +30,7 @@ var allBytes = func() []byte {
 }()
 
 func TestFilesWrite(t *testing.T) {
+	t.Parallel()
 	onEachImage(t, func(t *testing.T, sb *sandbox.DockerSandbox) {
 		t.Run("RoundTrip", func(t *testing.T) {
 			dir := testDir(t)
@@ -125,6 +126,7 @@ func TestFilesWrite(t *testing.T) {
 }
 
 func TestFilesRead(t *testing.T) {
+	t.Parallel()
 	onEachImage(t, func(t *testing.T, sb *sandbox.DockerSandbox) {
 		t.Run("Pagination", func(t *testing.T) {
 			p := testDir(t) + "/ten.txt"
@@ -377,6 +379,7 @@ func TestFilesRead(t *testing.T) {
 }
 
 func TestFilesEdit(t *testing.T) {
+	t.Parallel()
 	onEachImage(t, func(t *testing.T, sb *sandbox.DockerSandbox) {
 		t.Run("Cases", func(t *testing.T) {
 			dir := testDir(t)
@@ -467,6 +470,7 @@ func TestFilesEdit(t *testing.T) {
 }
 
 func TestFilesLs(t *testing.T) {
+	t.Parallel()
 	onEachImage(t, func(t *testing.T, sb *sandbox.DockerSandbox) {
 		t.Run("Listing", func(t *testing.T) {
 			dir := testDir(t)
@@ -568,6 +572,7 @@ var globTree = map[string]string{
 }
 
 func TestFilesGlob(t *testing.T) {
+	t.Parallel()
 	onEachImage(t, func(t *testing.T, sb *sandbox.DockerSandbox) {
 		dir := testDir(t)
 		writeTree(t, sb, dir, globTree)
@@ -661,6 +666,7 @@ func TestFilesGlob(t *testing.T) {
 }
 
 func TestFilesGrep(t *testing.T) {
+	t.Parallel()
 	onEachImage(t, func(t *testing.T, sb *sandbox.DockerSandbox) {
 		dir := testDir(t)
 		writeTree(t, sb, dir, map[string]string{
@@ -787,6 +793,7 @@ func TestFilesGrep(t *testing.T) {
 }
 
 func TestFilesDelete(t *testing.T) {
+	t.Parallel()
 	onEachImage(t, func(t *testing.T, sb *sandbox.DockerSandbox) {
 		t.Run("File", func(t *testing.T) {
 			dir := testDir(t)

@@ -51,6 +51,7 @@ func dyingOwner(t *testing.T) (owner string, kill func()) {
 // by owner or by label, and the criteria of a Filter combine with AND.
 // Pruning one program's sandboxes leaves the other's running.
 func TestScopedListAndPrune(t *testing.T) {
+	t.Parallel()
 	ctx := testCtx(t)
 	run := rand.Text()[:10] // this run's own names: other tests share the daemon
 	const app = "dockersandbox-filter-test"
@@ -125,6 +126,7 @@ func TestScopedListAndPrune(t *testing.T) {
 // A Filter with a bad value, and Prune without a criterion, fail with
 // ErrInvalidOption before anything is removed.
 func TestFilterInvalid(t *testing.T) {
+	t.Parallel()
 	ctx := testCtx(t)
 	for name, f := range map[string]sandbox.Filter{
 		"negative age":   {OlderThan: -time.Second},

@@ -25,6 +25,7 @@ func fsName(p string) string { return strings.TrimPrefix(p, "/") }
 // directories, symbolic links to files and directories, names with spaces
 // and unicode) and on a directory of each image itself.
 func TestFSTestFS(t *testing.T) {
+	t.Parallel()
 	onEachImage(t, func(t *testing.T, sb *sandbox.DockerSandbox) {
 		dir := testDir(t)
 		big := strings.Repeat("0123456789abcdef", 40<<10) // 640 KiB: three read pages
@@ -66,6 +67,7 @@ func must[T any](v T, err error) T {
 // Open streams: a file far over the sandbox's max download bytes, which
 // ReadFile refuses, reads through Open in full and byte-exact.
 func TestFSOpenStreams(t *testing.T) {
+	t.Parallel()
 	sb := newSandbox(t, images[0], sandbox.WithMaxDownloadBytes(1<<20))
 	ctx := testCtx(t)
 	p := testDir(t) + "/big"
@@ -105,6 +107,7 @@ func TestFSOpenStreams(t *testing.T) {
 // Errors are *fs.PathError values naming what was asked for, matched with
 // errors.Is.
 func TestFSErrors(t *testing.T) {
+	t.Parallel()
 	sb := newSandbox(t, images[0])
 	fsys := sb.FS(testCtx(t))
 	dir := fsName(testDir(t))
@@ -159,6 +162,7 @@ func TestFSErrors(t *testing.T) {
 // Stat follows symbolic links and takes paths as the other methods do;
 // Ls entries are fs.DirEntry and fs.FileInfo values too.
 func TestStat(t *testing.T) {
+	t.Parallel()
 	sb := newSandbox(t, images[0])
 	ctx := testCtx(t)
 	dir := testDir(t)
@@ -215,6 +219,7 @@ func makeTree(t testing.TB, sb *sandbox.DockerSandbox, dir string, files int) {
 // bounded with slack for loaded machines.
 func TestFSWalkDir10k(t *testing.T) {
 	skipInShort(t)
+	t.Parallel()
 	sb := newSandbox(t, images[0])
 	ctx := testCtx(t)
 	dir := testDir(t)
@@ -238,5 +243,7 @@ func TestFSWalkDir10k(t *testing.T) {
 	assert.Equal(t, 10_000, files)
 	assert.Equal(t, 101, dirs)
 	t.Logf("fs.WalkDir over 10,000 files in 100 directories: %v", took)
-	assert.Less(t, took, 10*time.Second)
+	// A bound against a hang, not a speed (that is BENCHMARKS.md's
+	// walkdir_10k, ~0.5 s): 12 s was seen with -race beside 7 other tests.
+	assert.Less(t, took, time.Minute)
 }

@@ -12,6 +12,7 @@ import (
 // (which deepagents uses) does; Glob keeps its rule (hidden names only for
 // a pattern starting with ".").
 func TestGrepGlobDotfiles(t *testing.T) {
+	t.Parallel()
 	onEachImage(t, func(t *testing.T, sb *sandbox.DockerSandbox) {
 		ctx := testCtx(t)
 		dir := testDir(t)

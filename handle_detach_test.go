@@ -15,6 +15,7 @@ import (
 // files; Close after Detach leaves it alone; another handle
 // takes it over and its Close removes it.
 func TestDetach(t *testing.T) {
+	t.Parallel()
 	sb := newSandbox(t, testenv.BusyboxImage)
 	ctx := testCtx(t)
 	mustWrite(t, sb, "kept.txt", "still here")
@@ -68,6 +69,7 @@ func TestDetach(t *testing.T) {
 
 // Detach after Close does nothing: the container is removed all the same.
 func TestDetachAfterClose(t *testing.T) {
+	t.Parallel()
 	sb := newSandbox(t, testenv.BusyboxImage)
 	id := sb.ID()
 	require.NoError(t, sb.Close())

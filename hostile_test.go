@@ -48,6 +48,7 @@ func promptly(t *testing.T, what string, fn func()) {
 }
 
 func TestHostileFiles(t *testing.T) {
+	t.Parallel()
 	onEachImage(t, func(t *testing.T, sb *sandbox.DockerSandbox) {
 		t.Run("SymlinkToShadow", func(t *testing.T) {
 			// A file the caller downloads is replaced by a link to
@@ -196,6 +197,7 @@ func TestGrepFlood(t *testing.T) {
 // WithMaxDownloadBytes bounds each downloaded file; a larger one is
 // ErrTooLarge, the others in the same call still come.
 func TestMaxDownloadBytes(t *testing.T) {
+	t.Parallel()
 	sb := newSandbox(t, testenv.BusyboxImage, sandbox.WithMaxDownloadBytes(1024))
 	ctx := testCtx(t)
 	mustSh(t, sb, "head -c 2048 /dev/zero > two-k && head -c 1024 /dev/zero > one-k && head -c 3000000 /dev/zero > big")
@@ -324,6 +326,7 @@ func fileDigest(t *testing.T, p string) [32]byte {
 // archived, whatever the archive's names say; it writes nothing anywhere
 // and allocates no more than the size limit, whatever a header claims.
 func TestTarHostileNames(t *testing.T) {
+	t.Parallel()
 	dir := t.TempDir()
 	target := filepath.Join(dir, "pwned")
 	archive := func(hdrs ...*tar.Header) []byte {
@@ -370,6 +373,7 @@ func TestTarHostileNames(t *testing.T) {
 // Execute returns valid UTF-8; the tools hand the model text in which no
 // control sequence survives.
 func TestHostileOutput(t *testing.T) {
+	t.Parallel()
 	sb := newSandbox(t, testenv.BusyboxImage)
 	ctx := testCtx(t)
 	const nasty = `printf 'bad \377\376 utf-8, nul \000 byte, \033[2J\033[31mred\033[0m, \033]0;title\007, csi \302\233 31m, progress 10%%\r50%%\r\n'`

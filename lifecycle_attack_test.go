@@ -127,6 +127,7 @@ func state(t *testing.T, cli *client.Client, id string) container.ContainerState
 func TestCrashInsideNew(t *testing.T) {
 	testenv.RequireDocker(t, "a container created and never started is Docker's two-step create (a pod is created running)")
 	skipInShort(t)
+	t.Parallel()
 	if testenv.Podman(t) && os.Geteuid() != 0 {
 		t.Skip("rootless Podman: the child's pid is checked on this host all the same")
 	}
@@ -166,6 +167,7 @@ func TestCrashInsideNew(t *testing.T) {
 // process on another host that died inside New): a younger one, or a
 // started one, of a live owner stays.
 func TestAbandonedAfter(t *testing.T) {
+	t.Parallel()
 	d := startPrivateDaemon(t)
 	ctx := testCtx(t)
 	mk := func(age time.Duration, owner string) string {
@@ -199,6 +201,7 @@ func TestAbandonedAfter(t *testing.T) {
 // removes the container; then it is final. Concurrent Closes share one
 // attempt. List, Prune and Attach say ErrDaemonUnreachable too.
 func TestCloseRetry(t *testing.T) {
+	t.Parallel()
 	d := startPrivateDaemon(t)
 	ctx := testCtx(t)
 	sb, err := sandbox.New(ctx, sandboxOptions(testenv.BusyboxImage,
@@ -240,6 +243,7 @@ func TestCloseRetry(t *testing.T) {
 // answered) returns by its bound with ErrDaemonUnreachable; once the
 // daemon thaws, Close again removes the container.
 func TestCloseFrozenDaemon(t *testing.T) {
+	t.Parallel()
 	d := startPrivateDaemon(t)
 	ctx := testCtx(t)
 	sb, err := sandbox.New(ctx, sandboxOptions(testenv.BusyboxImage,
@@ -285,7 +289,10 @@ func bigTreeFiles(t *testing.T) int {
 // its writable layer) says ErrStillRemoving: the daemon goes on removing
 // it (removal is not tied to the request); Close again waits for that and
 // succeeds, the container gone. With DOCKERSANDBOX_TEST_FILES=1000000 and
-// DOCKERSANDBOX_TEST_CLOSE_BOUND=30s, it plays the full case.
+// DOCKERSANDBOX_TEST_CLOSE_BOUND=30s, it plays the full case. Not
+// parallel: half its 3 s bound is for the daemon's kill and the start of
+// the removal, which other tests' containers delay (seen: the state still
+// "exited" at the bound).
 func TestCloseLargeSandbox(t *testing.T) {
 	testenv.RequireDocker(t, "whether a removal outlives its request is Docker's behaviour (a pod's deletion is the kubelet's, asynchronous)")
 	skipInShort(t)
@@ -345,6 +352,7 @@ func TestCloseLargeSandbox(t *testing.T) {
 // fails with an error that says to lower it. A private dockerd with a
 // default nofile above the kernel's nr_open plays the engine.
 func TestEngineUlimitAboveHost(t *testing.T) {
+	t.Parallel()
 	d := startPrivateDaemon(t, "--default-ulimit", "nofile=2000000:2000000")
 	ctx := testCtx(t)
 	opts := sandboxOptions(testenv.BusyboxImage, sandbox.WithClient(d.cli), sandbox.WithNetworkMode("none"))

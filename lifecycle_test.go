@@ -17,12 +17,15 @@ import (
 )
 
 // ours counts the containers this test process created that still exist.
+// A test that counts them (or kills them all, as TestPool does) does not
+// call t.Parallel: it runs before the parallel tests, alone.
 func ours(t *testing.T) int {
 	t.Helper()
 	return len(testenv.Owned(t))
 }
 
 func TestNewAndClose(t *testing.T) {
+	t.Parallel()
 	ctx := testCtx(t)
 	sb, err := sandbox.New(ctx, sandboxOptions(testenv.BusyboxImage, sandbox.WithLabels(map[string]string{"team": "agents"}), sandbox.WithEnv("GREETING=hi"))...)
 	require.NoError(t, err)
@@ -73,6 +76,7 @@ func TestCloseWithoutAutoRemove(t *testing.T) {
 }
 
 func TestCloseAfterRemovedOutside(t *testing.T) {
+	t.Parallel()
 	ctx := testCtx(t)
 	sb, err := sandbox.New(ctx, sandboxOptions(testenv.BusyboxImage)...)
 	require.NoError(t, err)
@@ -142,6 +146,7 @@ func TestImageNotFound(t *testing.T) {
 
 func TestDaemonUnreachable(t *testing.T) {
 	testenv.RequireDocker(t, "WithClientOptions points at a Docker daemon; the Kubernetes engine's is k8s TestUnreachable")
+	t.Parallel()
 	ctx := testCtx(t)
 	_, err := sandbox.New(ctx, sandbox.WithImage(testenv.BusyboxImage),
 		sandbox.WithClientOptions(client.WithHost("unix:///nonexistent/docker.sock")))
@@ -171,6 +176,7 @@ func TestStartFailureRemovesContainer(t *testing.T) {
 
 func TestContainerOptions(t *testing.T) {
 	testenv.RequireDocker(t, "Docker's container options (WithShmSize, WithUlimits, WithDNS, WithDevices, WithContainerConfig) and its HostConfig")
+	t.Parallel()
 	ctx := testCtx(t)
 	sb := newSandbox(t, testenv.BusyboxImage,
 		sandbox.WithUser("sandbox"),
@@ -219,6 +225,7 @@ func TestContainerOptions(t *testing.T) {
 }
 
 func TestReadOnlyRootfs(t *testing.T) {
+	t.Parallel()
 	ctx := testCtx(t)
 	opts := []sandbox.Option{sandbox.WithReadOnlyRootfs(true)}
 	if !testenv.Relayed() { // elsewhere the working directory is the engine's volume (an emptyDir on Kubernetes)
@@ -238,6 +245,7 @@ func TestReadOnlyRootfs(t *testing.T) {
 }
 
 func TestConcurrentUse(t *testing.T) {
+	t.Parallel()
 	sb := newSandbox(t, testenv.BusyboxImage)
 	ctx := testCtx(t)
 	var wg sync.WaitGroup
@@ -277,6 +285,7 @@ func TestConcurrentUse(t *testing.T) {
 }
 
 func TestSeveralSandboxes(t *testing.T) {
+	t.Parallel()
 	ctx := testCtx(t)
 	var wg sync.WaitGroup
 	ids := make([]string, 4)

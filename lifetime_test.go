@@ -22,6 +22,7 @@ func waitEnded(t *testing.T, id string, within time.Duration) {
 // TestLifetimeExtend: a lifetime extended before it ends keeps the sandbox
 // past the old end; the values read back, also from an Attach handle.
 func TestLifetimeExtend(t *testing.T) {
+	t.Parallel()
 	onEachImage(t, func(t *testing.T, sb *sandbox.DockerSandbox) {
 		ctx := testCtx(t)
 		l, err := sb.Lifetimes(ctx)
@@ -47,6 +48,7 @@ func TestLifetimeExtend(t *testing.T) {
 // an idle timeout set on a sandbox that had none, ends the sandbox at once
 // (and the engine removes it: it was made with a lifetime).
 func TestLifetimeShorten(t *testing.T) {
+	t.Parallel()
 	for _, image := range images {
 		t.Run(imageName(image), func(t *testing.T) {
 			t.Parallel()
@@ -72,6 +74,7 @@ func TestLifetimeShorten(t *testing.T) {
 // TestLifetimePaused: time spent paused counts for neither the lifetime
 // nor the idle timeout; the lifetime goes on after the resume.
 func TestLifetimePaused(t *testing.T) {
+	t.Parallel()
 	requirePauser(t)
 	sb := newSandbox(t, testenv.BusyboxImage, sandbox.WithLifetime(4*time.Second), sandbox.WithIdleTimeout(2*time.Second))
 	ctx := testCtx(t)

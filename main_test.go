@@ -58,8 +58,12 @@ func newSandbox(t testing.TB, image string, opts ...sandbox.Option) *sandbox.Doc
 	return sandboxtest.New(t, image, profile(opts)...)
 }
 
-// testCtx returns a context that ends with the test, bounded to a minute.
+// testCtx returns a context that ends with the test, bounded to a minute,
+// for a test of the engine: it skips t when none answers
+// (testenv.MustHaveEngine).
 func testCtx(t testing.TB) context.Context {
+	t.Helper()
+	testenv.MustHaveEngine(t)
 	ctx, cancel := context.WithTimeout(context.Background(), time.Minute)
 	t.Cleanup(cancel)
 	return ctx

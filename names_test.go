@@ -72,6 +72,7 @@ func makeByteNames(t *testing.T, sb *sandbox.DockerSandbox) string {
 }
 
 func TestByteNamesReadWriteEditDelete(t *testing.T) {
+	t.Parallel()
 	onEachImage(t, func(t *testing.T, sb *sandbox.DockerSandbox) {
 		ctx := testCtx(t)
 		dir := makeByteNames(t, sb)
@@ -113,6 +114,7 @@ func TestByteNamesReadWriteEditDelete(t *testing.T) {
 }
 
 func TestByteNamesListAndSearch(t *testing.T) {
+	t.Parallel()
 	onEachImage(t, func(t *testing.T, sb *sandbox.DockerSandbox) {
 		ctx := testCtx(t)
 		dir := makeByteNames(t, sb)
@@ -195,6 +197,7 @@ func infoPaths(infos []sandbox.FileInfo) []string {
 // TestByteNamesTransfer moves small files (through the helper) and large
 // ones (through Docker's archive API, tar headers with raw names).
 func TestByteNamesTransfer(t *testing.T) {
+	t.Parallel()
 	onEachImage(t, func(t *testing.T, sb *sandbox.DockerSandbox) {
 		ctx := testCtx(t)
 		dir := makeByteNames(t, sb)

@@ -45,6 +45,7 @@ var relativeSample = map[string]bool{
 const canary = "/workspace/canary"
 
 func TestPaths(t *testing.T) {
+	t.Parallel()
 	onEachImage(t, func(t *testing.T, sb *sandbox.DockerSandbox) {
 		mustWrite(t, sb, canary, "alive")
 		base := testDir(t)
@@ -145,6 +146,7 @@ func checkPathOps(t *testing.T, sb *sandbox.DockerSandbox, dir, name string, rel
 }
 
 func TestPathsRelative(t *testing.T) {
+	t.Parallel()
 	onEachImage(t, func(t *testing.T, sb *sandbox.DockerSandbox) {
 		ctx := testCtx(t)
 		require.Equal(t, "/workspace", sb.WorkingDir())
@@ -204,6 +206,7 @@ func TestPathsRelative(t *testing.T) {
 }
 
 func TestPathsInvalid(t *testing.T) {
+	t.Parallel()
 	onEachImage(t, func(t *testing.T, sb *sandbox.DockerSandbox) {
 		for _, p := range []string{"", "a\x00b", "/workspace/nul\x00.txt"} {
 			t.Run(fmt.Sprintf("%q", p), func(t *testing.T) {

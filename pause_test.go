@@ -56,6 +56,7 @@ func checkCount(t *testing.T, text string, min int) int {
 // than every silence watchdog of the library: the commands go on counting
 // where they stopped, nothing lost or doubled, and end normally.
 func TestPauseResumeCycles(t *testing.T) {
+	t.Parallel()
 	requirePauser(t)
 	onEachImage(t, func(t *testing.T, sb *sandbox.DockerSandbox) {
 		ctx := testCtx(t)
@@ -95,6 +96,7 @@ func TestPauseResumeCycles(t *testing.T) {
 // TestPausedCallsTyped: every call on a paused sandbox fails at once with
 // ErrPaused, and works again after Resume; Pause and Resume are idempotent.
 func TestPausedCallsTyped(t *testing.T) {
+	t.Parallel()
 	requirePauser(t)
 	onEachImage(t, func(t *testing.T, sb *sandbox.DockerSandbox) {
 		ctx := testCtx(t)
@@ -133,6 +135,7 @@ func TestPausedCallsTyped(t *testing.T) {
 // ErrPaused too (the engine says so), Attach finds it paused, and any
 // handle resumes it.
 func TestPausedFromOutside(t *testing.T) {
+	t.Parallel()
 	requirePauser(t)
 	sb := newSandbox(t, testenv.BusyboxImage)
 	ctx := testCtx(t)
@@ -156,6 +159,7 @@ func TestPausedFromOutside(t *testing.T) {
 // call running, and the next call resumes it; WithAutoResume resumes one
 // paused by hand.
 func TestAutoPause(t *testing.T) {
+	t.Parallel()
 	requirePauser(t)
 	onEachImage(t, func(t *testing.T, sb *sandbox.DockerSandbox) {
 		ctx := testCtx(t)
@@ -186,6 +190,7 @@ func TestAutoPause(t *testing.T) {
 // TestClosePaused: Close of a paused sandbox removes it within its bound;
 // with WithAutoRemove(false) it leaves it stopped.
 func TestClosePaused(t *testing.T) {
+	t.Parallel()
 	requirePauser(t)
 	for _, image := range images {
 		t.Run(imageName(image), func(t *testing.T) {
@@ -222,6 +227,7 @@ func removeContainer(t testing.TB, id string) {
 // TestPrunePaused: a paused sandbox whose owner let it go (neither clock
 // ends it: its helper is frozen) is removed by Prune.
 func TestPrunePaused(t *testing.T) {
+	t.Parallel()
 	requirePauser(t)
 	ctx := testCtx(t)
 	owner := "test-prune-paused-" + strconv.FormatInt(time.Now().UnixNano(), 36)

@@ -50,6 +50,7 @@ func secondEngine(t *testing.T) []sandbox.Option {
 // bytes, modes, symlinks, mtimes and the target's owner.
 func TestPersistHydrateAcrossEngines(t *testing.T) {
 	testenv.RequireDocker(t, "moves a sandbox between Docker and a private Podman")
+	t.Parallel()
 	second := secondEngine(t)
 	for i, image := range images {
 		t.Run(imageName(image), func(t *testing.T) {

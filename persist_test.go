@@ -18,6 +18,7 @@ import (
 // another (the other test image) comes back byte for byte, with modes,
 // symlinks and mtimes.
 func TestPersistHydrate(t *testing.T) {
+	t.Parallel()
 	for i, image := range images {
 		t.Run(imageName(image), func(t *testing.T) {
 			t.Parallel()
@@ -107,6 +108,7 @@ func hardlink(name, target string) entry {
 // or ErrTooLarge, and nothing is written outside the working directory
 // (the canary files outside stay as they were, no new file appears there).
 func TestHydrateHostile(t *testing.T) {
+	t.Parallel()
 	sb := newSandbox(t, testenv.BusyboxImage)
 	ctx := sandboxtest.Context(t)
 	mustSh(t, sb, "mkdir -p /tmp/out && echo canary > /tmp/out/canary")

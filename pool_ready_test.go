@@ -15,6 +15,7 @@ import (
 // New, hundreds of milliseconds at least); it returns the error of a failed
 // creation, ErrClosed after Close, and the context's error.
 func TestPoolWaitReady(t *testing.T) {
+	t.Parallel()
 	p := newPool(t, sandbox.PoolSize(1))
 	start := time.Now()
 	require.NoError(t, p.WaitReady(testCtx(t)))

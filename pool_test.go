@@ -59,6 +59,7 @@ func TestPool(t *testing.T) {
 }
 
 func TestPoolMaxIdle(t *testing.T) {
+	t.Parallel()
 	p := newPool(t, sandbox.PoolSize(1), sandbox.PoolMaxIdle(400*time.Millisecond))
 	first := map[string]bool{}
 	require.Eventually(t, func() bool {
@@ -79,6 +80,7 @@ func TestPoolMaxIdle(t *testing.T) {
 }
 
 func TestPoolInvalid(t *testing.T) {
+	t.Parallel()
 	ctx := context.Background()
 	for _, opt := range []sandbox.PoolOption{
 		sandbox.PoolSize(0), sandbox.PoolMaxIdle(0), sandbox.PoolSandboxOptions(sandbox.WithMemory(1)),
@@ -89,6 +91,7 @@ func TestPoolInvalid(t *testing.T) {
 }
 
 func TestPoolBadImage(t *testing.T) {
+	t.Parallel()
 	p := newPool(t, sandbox.PoolSandboxOptions(sandbox.WithImage("dockersandbox-test/no-such-image:1")))
 	require.Eventually(t, func() bool { return p.Err() != nil }, time.Minute, 20*time.Millisecond)
 	assert.ErrorIs(t, p.Err(), sandbox.ErrImageNotFound)

@@ -226,6 +226,7 @@ func openFDs(t *testing.T) int {
 // and stays while a detached sandbox may be restarted; a sandbox that
 // Close only stops has none.
 func TestPortSocketLifecycle(t *testing.T) {
+	t.Parallel()
 	requirePortSocket(t)
 	exists := func(dir string) bool { _, err := os.Stat(dir); return err == nil }
 
@@ -290,6 +291,7 @@ func TestPortSocketLifecycle(t *testing.T) {
 // loaded machine may pause it): an introduction that cleared its own
 // deadline last erased the user's, and the Read waited forever.
 func TestDirectDeadlineKept(t *testing.T) {
+	t.Parallel()
 	requirePortSocket(t)
 	sb := newSandbox(t, testenv.BusyboxImage, sandbox.WithNetworkMode("none"))
 	require.True(t, sandbox.HasPortSocket(sb))

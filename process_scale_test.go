@@ -50,6 +50,7 @@ func pid1RSS(t *testing.T, sb *sandbox.DockerSandbox) int64 {
 // none is left on the machine.
 func TestProcess200(t *testing.T) {
 	skipInShort(t)
+	t.Parallel()
 	onEachImage(t, func(t *testing.T, sb *sandbox.DockerSandbox) {
 		ctx := testCtx(t)
 		marker := fmt.Sprintf("sleep 6%03d", time.Now().UnixNano()%1000)
@@ -101,6 +102,7 @@ func (c *countWriter) Write(p []byte) (int, error) {
 // still serves other calls meanwhile.
 func TestProcessFlood(t *testing.T) {
 	skipInShort(t)
+	t.Parallel()
 	onEachImage(t, func(t *testing.T, sb *sandbox.DockerSandbox) {
 		ctx := testCtx(t)
 		p, err := sb.Start(ctx, "exec yes flood-0123456789abcdef", sandbox.WithLogSize(64<<10))
@@ -145,6 +147,7 @@ func TestProcessFlood(t *testing.T) {
 // sandbox alive (the default) and the sandbox ends its idle timeout after
 // the process exits; with WithProcessKeepAlive(false) it does not.
 func TestProcessIdleTimeout(t *testing.T) {
+	t.Parallel()
 	t.Run("keeps alive", func(t *testing.T) {
 		t.Parallel()
 		sb := newSandbox(t, testenv.BusyboxImage, sandbox.WithIdleTimeout(5*time.Second))
@@ -169,6 +172,7 @@ func TestProcessIdleTimeout(t *testing.T) {
 // running ones and what they detached (setsid, double fork), and what a
 // finished one left behind: none is left on the machine.
 func TestProcessCloseKillsAll(t *testing.T) {
+	t.Parallel()
 	onEachImage(t, func(t *testing.T, sb *sandbox.DockerSandbox) {
 		ctx := testCtx(t)
 		marker := fmt.Sprintf("sleep 7%03d", time.Now().UnixNano()%1000)

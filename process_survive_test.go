@@ -4,6 +4,7 @@ import (
 	"bufio"
 	"context"
 	"fmt"
+	"github.com/dockersandbox/sandbox/internal/testenv"
 	"os"
 	"os/exec"
 	"strings"
@@ -47,6 +48,8 @@ func TestHelperProcessStartAndExit(t *testing.T) {
 // it; a new program attaches, finds it in Processes, reads output written
 // after the first program exited, and kills it.
 func TestProcessSurvivesOwner(t *testing.T) {
+	t.Parallel()
+	testenv.MustHaveEngine(t)
 	for _, image := range images {
 		t.Run(imageName(image), func(t *testing.T) {
 			t.Parallel()

@@ -36,6 +36,7 @@ func readUntil(t *testing.T, p *sandbox.Process, want string, d time.Duration) s
 // read from a cursor and followed; stdin round trips; Wait reports the
 // exit; finished and unknown processes give typed errors.
 func TestProcessBasics(t *testing.T) {
+	t.Parallel()
 	onEachImage(t, func(t *testing.T, sb *sandbox.DockerSandbox) {
 		ctx := testCtx(t)
 		t.Run("server", func(t *testing.T) {
@@ -137,6 +138,7 @@ func TestProcessBasics(t *testing.T) {
 // TestProcessTreeKill: Kill ends everything the process started, also
 // grandchildren in new sessions whose parent exited (a double fork).
 func TestProcessTreeKill(t *testing.T) {
+	t.Parallel()
 	onEachImage(t, func(t *testing.T, sb *sandbox.DockerSandbox) {
 		ctx := testCtx(t)
 		p, err := sb.Start(ctx, `(setsid sh -c 'sleep 1001 & sleep 1002' &) ; setsid sleep 1003 & sleep 1004 & echo started; wait`)
@@ -156,6 +158,7 @@ func TestProcessTreeKill(t *testing.T) {
 
 // TestProcessErrorsTyped: bad options are refused before anything runs.
 func TestProcessErrorsTyped(t *testing.T) {
+	t.Parallel()
 	sb := newSandbox(t, images[0])
 	ctx := testCtx(t)
 	_, err := sb.Start(ctx, "")
@@ -184,6 +187,7 @@ func psArgs(t testing.TB, sb *sandbox.DockerSandbox) string {
 // Wait does: a Read right after it sees everything (Podman's CI saw an
 // empty log after Wait when the exit outran the output).
 func TestProcessWaitHasOutput(t *testing.T) {
+	t.Parallel()
 	sb := newSandbox(t, images[0])
 	ctx := testCtx(t)
 	for i := range 30 {

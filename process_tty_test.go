@@ -13,6 +13,7 @@ import (
 // a REPL (python3 on Debian, sh on busybox) answers typed input and ends
 // on Ctrl-D (CloseStdin).
 func TestProcessTTY(t *testing.T) {
+	t.Parallel()
 	onEachImage(t, func(t *testing.T, sb *sandbox.DockerSandbox) {
 		ctx := testCtx(t)
 		t.Run("resize", func(t *testing.T) {

@@ -103,6 +103,7 @@ func async(fn func() error) <-chan error {
 // sandbox's container is gone (it died with the daemon), which the next
 // call says; Close works.
 func TestDaemonRestart(t *testing.T) {
+	t.Parallel()
 	d := startPrivateDaemon(t)
 	ctx := testCtx(t)
 	sb, err := sandbox.New(ctx, sandboxOptions(testenv.BusyboxImage,
@@ -309,6 +310,8 @@ func running(t *testing.T, id string) bool {
 // container, which Docker then removes; the next New removes the port
 // socket directory it left.
 func TestHostProcessKilled(t *testing.T) {
+	t.Parallel()
+	testenv.MustHaveEngine(t)
 	for _, mode := range []string{"idle", "lifetime"} {
 		t.Run(mode, func(t *testing.T) {
 			t.Parallel()
@@ -423,6 +426,7 @@ func TestPruneDeadOwners(t *testing.T) {
 // the others. It runs on a private daemon: on the shared one it would
 // remove other tests' sandboxes.
 func TestPruneOlderThan(t *testing.T) {
+	t.Parallel()
 	d := startPrivateDaemon(t)
 	ctx := testCtx(t)
 	opts := sandboxOptions(testenv.BusyboxImage, sandbox.WithClient(d.cli), sandbox.WithNetworkMode("none"))
@@ -461,6 +465,7 @@ func TestPruneOlderThan(t *testing.T) {
 // and working directory (also under the secure profile, whose working dir
 // is a mount Docker knows nothing of); its Close removes the container.
 func TestAttach(t *testing.T) {
+	t.Parallel()
 	for _, profile := range []struct {
 		name string
 		opts []sandbox.Option
@@ -506,6 +511,7 @@ func TestAttach(t *testing.T) {
 }
 
 func TestAttachRefused(t *testing.T) {
+	t.Parallel()
 	ctx := testCtx(t)
 	// No such container.
 	_, err := sandbox.Attach(ctx, "dockersandbox-no-such-container", onEngine()...)
@@ -538,6 +544,7 @@ func TestAttachRefused(t *testing.T) {
 // A container killed or removed from outside, during a command or between
 // calls, makes every call fail with ErrGone, promptly; Close still works.
 func TestContainerGoneFromOutside(t *testing.T) {
+	t.Parallel()
 	kill := map[string]func(ctx context.Context, id string) error{
 		"removed": func(ctx context.Context, id string) error { return testEngine(t).Remove(ctx, id) },
 	}
@@ -702,6 +709,7 @@ func TestDiskFull(t *testing.T) {
 // it) and the sandbox works afterwards, with no bomb process left.
 func TestForkBomb(t *testing.T) {
 	testenv.RequireDocker(t, "a pod has no pids limit of its own (WithPidsLimit is the kubelet's podPidsLimit, unlimited on the test cluster): the bomb would reach the shared host")
+	t.Parallel()
 	for _, bomb := range []struct{ name, image, command string }{
 		// Every shell process forks and exits: the bomb fails, then dies out.
 		{"classic", testenv.BusyboxImage, ":(){ :|:& };:"},
@@ -737,6 +745,7 @@ func TestForkBomb(t *testing.T) {
 // A daemon socket that is missing, refuses connections, or accepts and
 // never answers fails New with ErrDaemonUnreachable, promptly.
 func TestDaemonSocketRefuses(t *testing.T) {
+	t.Parallel()
 	dir := t.TempDir()
 
 	// A socket file nobody listens on.

@@ -10,6 +10,7 @@ import (
 )
 
 func TestSafeText(t *testing.T) {
+	t.Parallel()
 	for _, c := range []struct{ in, want string }{
 		{"", ""},
 		{"plain text, ünïcödé ✓ 文字\n\ttabbed\n", "plain text, ünïcödé ✓ 文字\n\ttabbed\n"},

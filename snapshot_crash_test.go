@@ -47,6 +47,7 @@ func TestHelperProcessCrashInSnapshot(t *testing.T) {
 // Filter.DeadOwners find and remove them.
 func TestCrashInsideSnapshot(t *testing.T) {
 	testenv.RequireDocker(t, "snapshots are Docker images (commit); Snapshot is errors.ErrUnsupported on other engines")
+	t.Parallel()
 	cli := testenv.Client(t)
 	cmd := exec.Command(os.Args[0], "-test.run=^TestHelperProcessCrashInSnapshot$", "-test.count=1", "-test.timeout=5m")
 	cmd.Env = append(os.Environ(), crashSnapshotEnv+"=1")

@@ -49,6 +49,7 @@ func randomBytes(t testing.TB, n int) []byte {
 // options (working dir, env, labels) come back with the snapshot.
 func TestSnapshotForkChain(t *testing.T) {
 	testenv.RequireDocker(t, "snapshots are Docker images (commit); Snapshot is errors.ErrUnsupported on other engines")
+	t.Parallel()
 	for _, image := range images {
 		t.Run(imageName(image), func(t *testing.T) {
 			t.Parallel()
@@ -120,6 +121,7 @@ func TestSnapshotForkChain(t *testing.T) {
 // sandboxes' Filter; Prune refuses the zero Filter.
 func TestSnapshotListPrune(t *testing.T) {
 	testenv.RequireDocker(t, "snapshots are Docker images (commit); Snapshot is errors.ErrUnsupported on other engines")
+	t.Parallel()
 	ctx := sandboxtest.Context(t)
 	label := map[string]string{"prunetest": t.Name()}
 	pruneSnapshotsByLabel(t, label)

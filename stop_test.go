@@ -16,6 +16,7 @@ import (
 // Close that kept it), it has its working dir, user and files, the helper
 // is PID 1 again, and no process of before runs.
 func TestStopStart(t *testing.T) {
+	t.Parallel()
 	requireStopper(t)
 	for _, image := range images {
 		t.Run(imageName(image), func(t *testing.T) {
@@ -75,6 +76,7 @@ func TestStopStart(t *testing.T) {
 // TestStopRemovedByEngine: a sandbox the engine removes when it ends
 // cannot be stopped: the error says so, and it keeps running.
 func TestStopRemovedByEngine(t *testing.T) {
+	t.Parallel()
 	requireStopper(t)
 	sb := newSandbox(t, images[0], sandbox.WithLifetime(time.Hour))
 	err := sb.Stop(testCtx(t))
@@ -96,6 +98,7 @@ func secureProfile() bool { return secure }
 // catches its signals (a slow start, as on a loaded machine): without the
 // wait every stop finds it there. 12 starts, 4 with -short.
 func TestStopRightAfterStart(t *testing.T) {
+	t.Parallel()
 	requireStopper(t)
 	rounds := 6
 	if testing.Short() {

@@ -21,6 +21,7 @@ import (
 // daemon, on every test image.
 
 func TestTransfer(t *testing.T) {
+	t.Parallel()
 	onEachImage(t, func(t *testing.T, sb *sandbox.DockerSandbox) {
 		t.Run("RoundTrip", func(t *testing.T) {
 			dir := testDir(t)
@@ -216,6 +217,7 @@ func TestTransfer(t *testing.T) {
 
 // TestTransferUser checks uploads and downloads as a non-root sandbox user.
 func TestTransferUser(t *testing.T) {
+	t.Parallel()
 	onEachImage(t, func(t *testing.T, sb *sandbox.DockerSandbox) {
 		t.Run("OwnedBySandboxUser", func(t *testing.T) {
 			dir := testDir(t)

@@ -41,6 +41,7 @@ func is(op sandbox.WatchOp, path string) func(sandbox.WatchEvent) bool {
 // consumer does not read overflows (and says so) without blocking other
 // calls; the watch ends with its context.
 func TestWatch(t *testing.T) {
+	t.Parallel()
 	onEachImage(t, func(t *testing.T, sb *sandbox.DockerSandbox) {
 		dir := testDir(t)
 		mustSh(t, sb, "mkdir -p "+dir+"/old")

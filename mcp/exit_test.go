@@ -124,6 +124,7 @@ const exitBound = 20 * time.Second
 // and exits with status 0 within exitBound. The sandbox exists (a first
 // tool call answered) before the exit is triggered.
 func TestStdioExitPaths(t *testing.T) {
+	testenv.MustHaveEngine(t)
 	bin := buildCommand(t)
 	for _, tt := range []struct {
 		name    string
@@ -162,6 +163,7 @@ func TestStdioExitPaths(t *testing.T) {
 // keeps serving, with its log dropped, and still removes the sandbox on
 // its way out. -v makes it log on every message.
 func TestStdioStderrClosed(t *testing.T) {
+	testenv.MustHaveEngine(t)
 	bin := buildCommand(t)
 	label := newLabel(t)
 	removeLeftovers(t, label)
@@ -181,6 +183,7 @@ func TestStdioStderrClosed(t *testing.T) {
 // TestStdioTimeoutCap: with -max-exec-timeout, {"timeout": 0} runs for the
 // maximum, not without a bound; a larger timeout is refused.
 func TestStdioTimeoutCap(t *testing.T) {
+	testenv.MustHaveEngine(t)
 	bin := buildCommand(t)
 	label := newLabel(t)
 	removeLeftovers(t, label)

@@ -3,6 +3,7 @@ package sandboxmcp_test
 import (
 	"bufio"
 	"bytes"
+	"github.com/dockersandbox/sandbox/internal/testenv"
 	"io"
 	"os/exec"
 	"strings"
@@ -126,6 +127,7 @@ func TestStdioSIGTERM(t *testing.T) {
 // TestStdioBadImage: a sandbox that cannot be created makes the command
 // exit 1 with the reason on stderr, leaving nothing.
 func TestStdioBadImage(t *testing.T) {
+	testenv.MustHaveEngine(t)
 	bin := buildCommand(t)
 	label := newLabel(t)
 	removeLeftovers(t, label)
@@ -178,6 +180,7 @@ func TestCommandFlags(t *testing.T) {
 // its sandbox removed at once, and the server exits 0 without a signal.
 // The client here is raw JSON-RPC, at an older protocol version.
 func TestStdioEOFDuringCall(t *testing.T) {
+	testenv.MustHaveEngine(t)
 	bin := buildCommand(t)
 	label := newLabel(t)
 	removeLeftovers(t, label)

@@ -63,6 +63,7 @@ func TestCLIJSONFlag(t *testing.T) {
 // An unknown ID says "no such sandbox", once, for each command that takes
 // one; so does a container that the library did not make.
 func TestCLINoSuchSandbox(t *testing.T) {
+	testenv.MustHaveEngine(t)
 	run := build(t)
 	const id = "nosuchsandbox0"
 	for _, args := range [][]string{{"exec", id, "--", "true"}, {"cp", id + ":/etc/hostname", "-"}, {"cp", "/etc/hostname", id + ":/x"}, {"rm", id}} {
@@ -98,6 +99,7 @@ var snake = regexp.MustCompile(`^[a-z]+(_[a-z]+)*$`)
 // those. Every -json output has the documented snake_case keys. create's
 // -memory takes a unit.
 func TestCLIFiltersAndJSON(t *testing.T) {
+	testenv.MustHaveEngine(t)
 	run := build(t)
 	ctx, cancel := context.WithTimeout(context.Background(), 2*time.Minute)
 	defer cancel()

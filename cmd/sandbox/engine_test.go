@@ -1,6 +1,7 @@
 package main
 
 import (
+	"github.com/dockersandbox/sandbox/internal/testenv"
 	"strings"
 	"testing"
 
@@ -13,6 +14,7 @@ import (
 // an unknown engine is a usage error listing the ones it has; -engine
 // docker is the default.
 func TestCLIEngineFlag(t *testing.T) {
+	testenv.MustHaveEngine(t)
 	run := build(t)
 	for _, args := range [][]string{
 		{"create"}, {"exec", "x", "--", "true"}, {"cp", "/etc/hostname", "x:/y"}, {"ls"}, {"rm", "x"},

@@ -74,6 +74,7 @@ func (p *tmuxPane) until(want string) {
 // resize, Ctrl-C interrupting a command, the shell's exit status as the
 // CLI's, and the host terminal back in its mode afterwards.
 func TestCLIExecTTY(t *testing.T) {
+	testenv.MustHaveEngine(t)
 	bin := filepath.Join(t.TempDir(), "sandbox")
 	built, err := exec.Command("go", "build", "-o", bin, ".").CombinedOutput()
 	require.NoError(t, err, string(built))
@@ -132,6 +133,7 @@ const notTerminal = "-t needs a terminal on stdin (it is not one); use -i alone 
 // exec -t needs a terminal on stdin, and says so; -i alone streams stdin
 // without one; a command runs on a terminal with -t and a pipe is refused.
 func TestCLIExecTTYErrors(t *testing.T) {
+	testenv.MustHaveEngine(t)
 	run := build(t)
 	out, errOut, code := run(t, "", "create", "-image", testenv.BusyboxImage, "-pull", "never", "-json")
 	require.Equal(t, 0, code, errOut)
@@ -157,6 +159,7 @@ func TestCLIExecTTYErrors(t *testing.T) {
 // to the CLI (the command is killed, status 1) and the sandbox removed
 // from outside during the session (status 1, the error said once).
 func TestCLIExecTTYRestores(t *testing.T) {
+	testenv.MustHaveEngine(t)
 	bin := filepath.Join(t.TempDir(), "sandbox")
 	built, err := exec.Command("go", "build", "-o", bin, ".").CombinedOutput()
 	require.NoError(t, err, string(built))
@@ -224,6 +227,7 @@ func syscallKill(pid int) error {
 // without passing keys: the command sees a terminal, its status passes
 // through.
 func TestCLIExecTTYNoInput(t *testing.T) {
+	testenv.MustHaveEngine(t)
 	bin := filepath.Join(t.TempDir(), "sandbox")
 	built, err := exec.Command("go", "build", "-o", bin, ".").CombinedOutput()
 	require.NoError(t, err, string(built))

@@ -44,6 +44,7 @@ func runBin(t *testing.T, bin, stdin string, args ...string) (string, string, in
 }
 
 func TestCLI(t *testing.T) {
+	testenv.MustHaveEngine(t)
 	run := build(t)
 	out, errOut, code := run(t, "", "create", "-image", testenv.BusyboxImage, "-pull", "never", "-json")
 	require.Equal(t, 0, code, errOut)
@@ -102,6 +103,7 @@ func TestCLI(t *testing.T) {
 }
 
 func TestCLIUsage(t *testing.T) {
+	testenv.MustHaveEngine(t)
 	run := build(t)
 	for _, args := range [][]string{{}, {"bogus"}, {"exec"}, {"exec", "id"}, {"cp", "a", "b"}, {"prune"}, {"create", "-pull", "sometimes"}, {"rm"},
 		{"prune", "-all", "-owner", "x"}, {"ls", "-older-than", "-1h"}, {"ls", "-label", "=x"}, {"create", "-memory", "lots"}, {"create", "-label", "novalue"},

@@ -22,6 +22,7 @@ import (
 // process is the server (it execs it), so nothing can kill the server
 // before its cleanup.
 func TestMCPSignals(t *testing.T) {
+	testenv.MustHaveEngine(t)
 	dir := t.TempDir()
 	out, err := exec.Command("go", "build", "-o", filepath.Join(dir, "sandbox"), ".").CombinedOutput()
 	require.NoError(t, err, string(out))

@@ -22,6 +22,7 @@ import (
 // port-forward serves a sandbox's HTTP server (network none) on the host
 // until interrupted, then exits 0.
 func TestCLIPortForward(t *testing.T) {
+	testenv.MustHaveEngine(t)
 	run := build(t)
 	out, errOut, code := run(t, "", "port-forward", "-h")
 	assert.Equal(t, 0, code)

@@ -62,6 +62,7 @@ func dockerEngine(t *testing.T) engine.Engine {
 // TestConformance: the relay over the Docker engine passes the suite
 // every engine passes, as the Docker engine does.
 func TestConformance(t *testing.T) {
+	testenv.MustHaveEngine(t)
 	d := dockerEngine(t)
 	r := relay(t, d)
 	if r.Name() != d.Name() {
@@ -85,6 +86,7 @@ type plain struct{ engine.Engine }
 // TestOptionalInterfaces: an engine without Pauser or Stopper is relayed
 // without them, and its errors keep their sentinels.
 func TestOptionalInterfaces(t *testing.T) {
+	testenv.MustHaveEngine(t)
 	r := relay(t, plain{dockerEngine(t)})
 	if _, ok := r.(engine.Pauser); ok {
 		t.Error("relay of an engine without Pauser is a Pauser")
@@ -107,6 +109,7 @@ func TestOptionalInterfaces(t *testing.T) {
 // TestServerGone: calls to a relay whose server stopped fail with
 // ErrUnreachable, promptly.
 func TestServerGone(t *testing.T) {
+	testenv.MustHaveEngine(t)
 	dir := t.TempDir()
 	sock := filepath.Join(dir, "s")
 	if len(sock) > 100 {

@@ -17,6 +17,7 @@ import (
 // opts after those. The test closes it at its end, and fails if that fails.
 func New(t testing.TB, image string, opts ...sandbox.Option) *sandbox.DockerSandbox {
 	t.Helper()
+	testenv.MustHaveEngine(t)
 	ctx, cancel := context.WithTimeout(context.Background(), 2*time.Minute)
 	defer cancel()
 	base := append(Base(), sandbox.WithImage(image))
@@ -60,8 +61,11 @@ func Busybox(t testing.TB) *sandbox.DockerSandbox {
 }
 
 // Context returns a context that ends with the test, after two minutes at
-// the most.
+// the most, for a test of the engine: it skips t when none answers
+// (testenv.MustHaveEngine).
 func Context(t testing.TB) context.Context {
+	t.Helper()
+	testenv.MustHaveEngine(t)
 	ctx, cancel := context.WithTimeout(context.Background(), 2*time.Minute)
 	t.Cleanup(cancel)
 	return ctx

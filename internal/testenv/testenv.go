@@ -11,6 +11,7 @@ package testenv
 import (
 	"context"
 	"errors"
+	"flag"
 	"fmt"
 	"os"
 	"runtime"
@@ -41,6 +42,26 @@ const (
 	LabelSnapshot = "com.dockersandbox.snapshot"
 )
 
+// RequireEngineVar is the environment variable that makes a missing
+// container engine a failure of the test run ("1"; .ci/run sets it).
+// Without it, Main runs the tests with no engine and MustHaveEngine skips
+// those that need one.
+const RequireEngineVar = "DOCKERSANDBOX_TEST_REQUIRE_ENGINE"
+
+// noEngine says why no engine answered Main's ping; "" when one did.
+var noEngine string
+
+// MustHaveEngine skips tb, with one line saying how to run it, when no
+// container engine answered at the start of the test run (see Main). A
+// test that creates sandboxes or talks to a daemon calls it first; the
+// helpers that make sandboxes (package sandboxtest, Client) do.
+func MustHaveEngine(tb testing.TB) {
+	tb.Helper()
+	if noEngine != "" {
+		tb.Skipf("needs a container engine (%s); start one with scripts/docker-up.sh, then run the tests again", noEngine)
+	}
+}
+
 // ensureTimeout bounds EnsureImages in Main (debootstrap is the slow part).
 const ensureTimeout = 10 * time.Minute
 
@@ -67,6 +88,7 @@ func NewClient(ctx context.Context) (*client.Client, error) {
 // reaches Docker directly is Docker's.
 func Client(tb testing.TB) *client.Client {
 	tb.Helper()
+	MustHaveEngine(tb)
 	if Relayed() {
 		RequireDocker(tb, "the test reaches the Docker daemon directly, behind the engine")
 	}
@@ -124,12 +146,43 @@ func LeakedSnapshots(ctx context.Context, cli *client.Client, owner string) ([]s
 }
 
 // Main is a TestMain for integration test packages: it connects to the
-// daemon and ensures the test images exist (exiting 1 if either fails), runs
+// daemon and ensures the test images exist (exiting 1 if that fails), runs
 // the tests, then force-removes every container this process left behind and
-// exits non-zero if there was any, even when all tests passed. On a
+// exits non-zero if there was any, even when all tests passed. When no
+// daemon answers, it runs the tests anyway and MustHaveEngine skips those
+// that need one, unless RequireEngineVar is set: then it exits 1. On a
 // relayed engine (EngineVar), it checks the relay and the leaks there.
 func Main(m *testing.M) {
 	os.Exit(runMain(m))
+}
+
+// skipExamples adds the examples to the -test.skip pattern: an example
+// cannot skip itself, and those of these packages run sandboxes.
+func skipExamples() {
+	if !flag.Parsed() {
+		flag.Parse()
+	}
+	f := flag.Lookup("test.skip")
+	if f == nil {
+		return
+	}
+	switch v := f.Value.String(); {
+	case v == "":
+		_ = f.Value.Set("^Example")
+	case !strings.Contains(v, "/"): // a pattern of one level only
+		_ = f.Value.Set(v + "|^Example")
+	}
+}
+
+// daemonHost is the daemon address of the environment, as the client
+// reads it.
+func daemonHost() string {
+	cli, err := client.New(client.FromEnv)
+	if err != nil {
+		return os.Getenv("DOCKER_HOST")
+	}
+	defer cli.Close()
+	return cli.DaemonHost()
 }
 
 func runMain(m *testing.M) int {
@@ -139,8 +192,15 @@ func runMain(m *testing.M) int {
 	ctx := context.Background()
 	cli, err := NewClient(ctx)
 	if err != nil {
-		fmt.Fprintln(os.Stderr, err)
-		return 1
+		if os.Getenv(RequireEngineVar) == "1" {
+			fmt.Fprintf(os.Stderr, "%v\n(%s=1: a missing engine fails the run)\n", err, RequireEngineVar)
+			return 1
+		}
+		noEngine = "none answers at " + daemonHost()
+		fmt.Fprintf(os.Stderr, "testenv: %s: the tests and examples that need a container engine are skipped "+
+			"(start one with scripts/docker-up.sh, or set DOCKER_HOST; %s=1 makes this a failure)\n", noEngine, RequireEngineVar)
+		skipExamples()
+		return m.Run()
 	}
 	defer cli.Close()
 
