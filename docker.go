@@ -82,6 +82,9 @@ func removing(err error) bool {
 // container whose helper connection broke has exited.
 const goneSettle = time.Second
 
+// goneLooks is how many inspects goneOr makes at least before it gives up.
+const goneLooks = 4
+
 // goneOr returns ErrGone when err is a helper failure and the container is
 // not running any more (killed or removed from outside); else err. It looks
 // within ctx, the call's.
@@ -96,12 +99,14 @@ func (s *DockerSandbox) goneOr(ctx context.Context, err error) error {
 		return err
 	}
 	// Bounded: the daemon itself may be what does not answer.
-	ctx, cancel := context.WithTimeout(ctx, 2*goneSettle)
+	ctx, cancel := context.WithTimeout(ctx, 3*goneSettle)
 	defer cancel()
 	// The helper's connection may break (the container is ending) before
 	// the daemon records the exit: a running container is looked at again,
-	// for up to goneSettle.
-	for deadline := time.Now().Add(goneSettle); ; {
+	// for goneSettle and at least goneLooks times (a loaded daemon answers
+	// an inspect in a second; at a load of 30 it had not recorded a removal
+	// after goneSettle).
+	for deadline, looks := time.Now().Add(goneSettle), 1; ; looks++ {
 		info, ierr := s.eng.Inspect(ctx, s.id)
 		switch {
 		case errors.Is(ierr, engine.ErrNotFound):
@@ -112,7 +117,7 @@ func (s *DockerSandbox) goneOr(ctx context.Context, err error) error {
 			return fmt.Errorf("sandbox %s: %w: the container exited with status %d (%v)", s.ID(), ErrGone, info.ExitCode, err)
 		case errors.Is(ierr, engine.ErrUnreachable) && ctx.Err() == nil:
 			return fmt.Errorf("%w (%w: %v)", err, ErrDaemonUnreachable, ierr)
-		case ierr != nil || time.Now().After(deadline):
+		case ierr != nil || time.Now().After(deadline) && looks >= goneLooks:
 			return err
 		}
 		select {

@@ -327,11 +327,26 @@ func TestCloseLargeSandbox(t *testing.T) {
 		assert.Equal(t, container.ContainerState(""), state(t, testenv.Client(t), sb.ID()))
 		t.Skipf("the daemon removed %d files within %v: the case is not played (raise DOCKERSANDBOX_TEST_FILES)", n, bound)
 	}
+	if !errors.Is(err, sandbox.ErrStillRemoving) && strings.Contains(err.Error(), `(state "exited")`) {
+		// The daemon had not begun the removal at the bound (seen at a load
+		// of 30): Close says so, and Close again removes it.
+		require.NoError(t, closeUntilGone(t, sb))
+		t.Skipf("the daemon had not begun removing within %v (a loaded machine): the case is not played", bound)
+	}
 	require.ErrorIs(t, err, sandbox.ErrStillRemoving, "the removal of %d files takes longer than %v", n, bound)
 	assert.NotErrorIs(t, err, sandbox.ErrDaemonUnreachable)
 
+	require.NoError(t, closeUntilGone(t, sb))
+	assert.Equal(t, container.ContainerState(""), state(t, testenv.Client(t), sb.ID()))
+	assert.NoError(t, sb.Close())
+}
+
+// closeUntilGone closes sb with Close's default bound again while it says
+// ErrStillRemoving (30 minutes at most), and returns the last error.
+func closeUntilGone(t *testing.T, sb *sandbox.DockerSandbox) error {
 	sandbox.SetCloseBound(sb, 0) // the default: 30 s
-	start = time.Now()
+	start := time.Now()
+	var err error
 	for {
 		err = sb.Close()
 		if !errors.Is(err, sandbox.ErrStillRemoving) || time.Since(start) > 30*time.Minute {
@@ -340,9 +355,7 @@ func TestCloseLargeSandbox(t *testing.T) {
 		t.Logf("still removing after %v", time.Since(start))
 	}
 	t.Logf("Close again: %v after %v", err, time.Since(start))
-	require.NoError(t, err)
-	assert.Equal(t, container.ContainerState(""), state(t, testenv.Client(t), sb.ID()))
-	assert.NoError(t, sb.Close())
+	return err
 }
 
 // An engine whose default ulimit is above what its host allows (Podman's

