@@ -212,10 +212,29 @@ func (d *dockerEngine) CopyFrom(ctx context.Context, id, path string) (io.ReadCl
 }
 
 // Pause freezes the container.
+//
+// runc gives up a freeze that does not settle ("unable to freeze": seen
+// on a loaded machine with processes forking in the container); the thaw
+// is complete then, and the pause is tried again, up to pauseTries times
+// within ctx.
 func (d *dockerEngine) Pause(ctx context.Context, id string) error {
-	_, err := d.cli.ContainerPause(ctx, id, client.ContainerPauseOptions{})
+	var err error
+	for try, wait := 1, 50*time.Millisecond; ; try, wait = try+1, 2*wait {
+		_, err = d.cli.ContainerPause(ctx, id, client.ContainerPauseOptions{})
+		if err == nil || try == pauseTries || !strings.Contains(err.Error(), "unable to freeze") {
+			break
+		}
+		select {
+		case <-ctx.Done():
+			return classify(err)
+		case <-time.After(wait):
+		}
+	}
 	return classify(err)
 }
+
+// pauseTries is how many times Pause asks for a freeze that runc gave up.
+const pauseTries = 5
 
 // Unpause thaws the container.
 func (d *dockerEngine) Unpause(ctx context.Context, id string) error {
