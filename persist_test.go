@@ -116,7 +116,9 @@ func TestHydrateHostile(t *testing.T) {
 	// and the canary: a write outside shows, and a failure shows what.
 	// (Not /tmp's own time: it changed once under CI's load, the names in
 	// it not; what touched it was not seen.)
-	outside := func() string { return mustSh(t, sb, "stat -c '%n %a %s %Y' /tmp/out /tmp/out/*; ls -A /tmp; cat /tmp/out/canary") }
+	outside := func() string {
+		return mustSh(t, sb, "stat -c '%n %a %s %Y' /tmp/out /tmp/out/*; ls -A /tmp; cat /tmp/out/canary")
+	}
 	before := outside()
 	cases := []struct {
 		name    string
