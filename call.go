@@ -78,7 +78,7 @@ type pending interface {
 // that the shared channel lost when it broke is retried on its own exec.
 // Without a deadline, a request other than exec is given up after opBound
 // (plus a second per opBoundRate bytes of input).
-func (s *DockerSandbox) call(ctx context.Context, req proto.Request, co callOptions) (*proto.Result, error) {
+func (s *Sandbox) call(ctx context.Context, req proto.Request, co callOptions) (*proto.Result, error) {
 	if _, ok := ctx.Deadline(); !ok && req.Op != proto.OpExec {
 		bound := opBound
 		if in, ok := co.stdin.(interface{ Len() int }); ok {
@@ -116,35 +116,47 @@ func (s *DockerSandbox) call(ctx context.Context, req proto.Request, co callOpti
 
 // start sends a request: on the shared channel when allowed and working,
 // else on an exec of its own.
-func (s *DockerSandbox) start(ctx context.Context, req proto.Request, co callOptions) (pending, error) {
+func (s *Sandbox) start(ctx context.Context, req proto.Request, co callOptions) (pending, error) {
 	if co.shared && co.user == "" && !s.opts.noChannel {
 		ch, err := s.channel(ctx)
 		if errors.Is(err, errHelperNoHello) || errors.Is(err, errDaemonSilent) {
 			return nil, err // an exec of its own would wait as long again
 		}
 		if ch != nil {
-			if p, err := ch.start(ctx, req, co); err == nil {
+			p, err := ch.start(ctx, req, co)
+			if err == nil {
 				return p, nil
+			}
+			if errors.Is(err, ErrProtocolVersion) {
+				return nil, err // its own exec runs the same helper
 			}
 		}
 	}
 	return s.startExec(ctx, req, co)
 }
 
-// retrySafe reports whether running op twice does no harm.
-func retrySafe(op string) bool {
-	switch op {
-	case proto.OpRead, proto.OpLs, proto.OpGlob, proto.OpGrep, proto.OpStat, proto.OpPrepare:
-		return true
+// helperCan refuses, before it is sent, a request that needs a capability
+// the helper lacks (proto.Hello.Lacks): a helper that predates the
+// operation, a terminal or an offset would refuse it, or worse, do
+// something else (run a command without a terminal, read from 0). It is
+// the one place where the library meets an old helper (see the policy in
+// internal/proto/caps.go); the error names what the helper cannot do.
+func helperCan(req proto.Request, hello proto.Hello) error {
+	if c, lacks := hello.Lacks(req); lacks {
+		return fmt.Errorf("%w: the sandbox's helper cannot %s; it predates this library: make a new sandbox", ErrProtocolVersion, c.Can())
 	}
-	return false
+	return nil
 }
+
+// retrySafe reports whether running op twice does no harm (the table of
+// operations says so: proto.OpSpec.RetrySafe).
+func retrySafe(op string) bool { return proto.RetrySafe(op) }
 
 // helperCall is one running request on its own attached exec.
 type helperCall struct {
 	*helperConn
 	ctx      context.Context
-	s        *DockerSandbox
+	s        *Sandbox
 	co       callOptions
 	op       string // the request's
 	stopCtx  func() bool
@@ -198,7 +210,7 @@ func (hc *helperConn) close() {
 // attachHelper starts the helper in mode ("call" or "serve") as user and
 // reads its hello, within ctx and handshakeTimeout. The connection
 // outlives ctx.
-func (s *DockerSandbox) attachHelper(ctx context.Context, mode, user string) (*helperConn, error) {
+func (s *Sandbox) attachHelper(ctx context.Context, mode, user string) (*helperConn, error) {
 	if s.closed.Load() {
 		return nil, ErrClosed
 	}
@@ -231,7 +243,7 @@ func (s *DockerSandbox) attachHelper(ctx context.Context, mode, user string) (*h
 // handshakeErr explains a failed Docker call of the helper handshake: the
 // caller's context, the handshake's bound (a daemon that does not answer),
 // or the daemon's error.
-func (s *DockerSandbox) handshakeErr(ctx, hctx context.Context, op string, err error) error {
+func (s *Sandbox) handshakeErr(ctx, hctx context.Context, op string, err error) error {
 	if ctx.Err() == nil && context.Cause(hctx) == errDaemonSilent {
 		return fmt.Errorf("sandbox %s: %s: %w", s.ID(), op, errDaemonSilent)
 	}
@@ -270,12 +282,17 @@ func (hc *helperConn) readHello(ctx context.Context, br *bufio.Reader) error {
 const execRequestID = 1
 
 // startExec sends the request on an exec of its own.
-func (s *DockerSandbox) startExec(ctx context.Context, req proto.Request, co callOptions) (*helperCall, error) {
+func (s *Sandbox) startExec(ctx context.Context, req proto.Request, co callOptions) (*helperCall, error) {
 	hc, err := s.attachHelper(ctx, "call", co.user)
 	if err != nil {
+		if co.user != "" {
+			if uerr := s.unknownUser(ctx, co.user, err); uerr != nil {
+				return nil, uerr
+			}
+		}
 		return nil, err
 	}
-	if err := checkTTYHelper(req, hc.hello); err != nil {
+	if err := helperCan(req, hc.hello); err != nil {
 		hc.close()
 		return nil, err
 	}
@@ -374,7 +391,7 @@ func (c *helperCall) fail(err error) error {
 // helperErr explains a failed exchange with the helper: the context's end,
 // a closed sandbox, or a helper that failed or broke the protocol (with
 // what it printed on stderr).
-func (s *DockerSandbox) helperErr(ctx context.Context, err error, diag *headBuffer) error {
+func (s *Sandbox) helperErr(ctx context.Context, err error, diag *headBuffer) error {
 	if ctxErr := ctx.Err(); ctxErr != nil {
 		return ctxErr
 	}
@@ -395,7 +412,7 @@ func (s *DockerSandbox) helperErr(ctx context.Context, err error, diag *headBuff
 }
 
 // dockerErr explains a failed engine call on the sandbox.
-func (s *DockerSandbox) dockerErr(op string, err error) error {
+func (s *Sandbox) dockerErr(op string, err error) error {
 	if s.closed.Load() {
 		return ErrClosed
 	}
@@ -430,4 +447,229 @@ func (t *headBuffer) Bytes() []byte {
 	t.mu.Lock()
 	defer t.mu.Unlock()
 	return bytes.Clone(t.buf.Bytes())
+}
+
+// A command must not outlive its call. The helper serving a request kills
+// the command's tree on timeout, on cancel and when its connection drops;
+// but a helper that is itself killed or stopped from inside the sandbox
+// (kill $PPID, kill -STOP) can do none of that. Every helper leads a
+// session, which the commands it starts share; when a call ends without a
+// result, the library has another helper kill the running commands of that
+// session (proto.OpKill). A helper with requests running says it is alive
+// every proto.AliveInterval, so that a stopped one is noticed, and the
+// library enforces a command's timeout itself when the helper misses it.
+
+// killTimeout bounds the exec that kills a lost helper's commands.
+const killTimeout = 5 * time.Second
+
+// stallTimeout is how long the shared channel may stay silent with
+// requests pending, and then how long it has to answer a check, before it
+// is dropped as stalled.
+const stallTimeout = 5 * time.Second
+
+// silenceLimit is how long a helper serving a request on an exec of its
+// own may send nothing before the call gives it up as stopped.
+const silenceLimit = 10 * time.Second
+
+// timeoutBackstop is how long past a command's timeout the library waits
+// for the helper to report it, before it ends the call itself.
+const timeoutBackstop = 3 * time.Second
+
+// handshakeTimeout bounds the start of a helper exec (exec create, attach,
+// hello), whatever the caller's context says: the daemon or a helper
+// replaced from inside the sandbox may never answer. Generous: with 50
+// sandboxes starting at once on 2 loaded cores, healthy starts took over 10 s.
+const handshakeTimeout = 30 * time.Second
+
+// opBound bounds a request other than exec when its context has no
+// deadline: a helper can say it is alive for ever without answering.
+const opBound = 20 * time.Second
+
+// opBoundRate is the rate (bytes per second) at which a request's input
+// adds to opBound: a large write may take longer.
+const opBoundRate = 10 << 20
+
+var (
+	errDaemonSilent   = fmt.Errorf("%w: no answer within %v", ErrDaemonUnreachable, handshakeTimeout)
+	errHelperNoHello  = fmt.Errorf("%w: the helper did not start within %v", ErrHelper, handshakeTimeout)
+	errOpBound        = fmt.Errorf("%w: no answer within %v", ErrHelper, opBound)
+	errHelperLied     = fmt.Errorf("%w: the helper broke the protocol", ErrHelper)
+	errChannelStalled = fmt.Errorf("%w: the shared channel stopped answering", ErrHelper)
+	errTimeoutMissed  = fmt.Errorf("%w: the helper missed the command's timeout", ErrHelper)
+	errHelperSilent   = fmt.Errorf("%w: the helper stopped answering", ErrHelper)
+)
+
+// await waits for p's result. When none came (the helper died, stopped, or
+// did not confirm a cancel), the commands of p's helper may still run: p
+// makes sure they do not, before await returns, unless the caller's
+// context ends first: the call then returns at once and they are killed in
+// the background (within killTimeout, or stallTimeout for the shared
+// channel).
+// A request other than exec starts no command: its helper is dealt with in
+// the background.
+func (s *Sandbox) await(p pending) (*proto.Result, error) {
+	res, err := p.wait()
+	if res == nil && err != nil {
+		ctx := p.context()
+		if p.operation() != proto.OpExec || ctx.Err() != nil && !errors.Is(context.Cause(ctx), ErrHelper) {
+			go p.lost()
+		} else {
+			lost := make(chan struct{})
+			go func() {
+				p.lost()
+				close(lost)
+			}()
+			select {
+			case <-lost:
+			case <-ctx.Done():
+				if ctx.Err() != nil && errors.Is(context.Cause(ctx), ErrHelper) {
+					<-lost // ended by the library's own bound: within killTimeout
+				} // else the caller's deadline comes first
+			}
+		}
+	}
+	return res, err
+}
+
+// killSession has another helper, run as user, kill the running commands of
+// the helper leading session, and that helper. It fails quietly: the
+// sandbox may be closed or gone, and the caller has an error to report.
+func (s *Sandbox) killSession(session int, user string) {
+	if session <= 1 {
+		return
+	}
+	ctx, cancel := context.WithTimeout(context.Background(), killTimeout)
+	defer cancel()
+	if p, err := s.startExec(ctx, proto.Request{Op: proto.OpKill, Session: session}, callOptions{user: user}); err == nil {
+		_, _ = p.wait()
+	}
+}
+
+// watch drops the connection when wait has waited silenceLimit for a frame:
+// a helper with a request running says it is alive every
+// proto.AliveInterval, so it has been stopped. (Time spent delivering
+// output to a slow writer does not count.)
+func (c *helperCall) watch(stop <-chan struct{}) {
+	c.s.watchSilence(stop, func() int64 { return c.heardSince(c.readingSince.Load()) }, silenceLimit, func() {
+		c.stalled.Store(true)
+		c.close()
+	})
+}
+
+// lost makes sure the request's command is dead: its helper serves it
+// alone, so it and its commands are killed.
+func (c *helperCall) lost() { c.s.killSession(c.hello.Session, c.co.user) }
+
+func (c *helperCall) context() context.Context { return c.ctx }
+func (c *helperCall) operation() string        { return c.op }
+
+func (c *chanCall) context() context.Context { return c.ctx }
+func (c *chanCall) operation() string        { return c.op }
+
+// lost makes sure the request's command is dead. On a broken channel, the
+// channel's commands are killed (killCommands); on one that did not confirm a
+// cancel in time, a check tells a slow helper (which will kill the command)
+// from a stopped one (the channel is then broken).
+func (c *chanCall) lost() {
+	if !c.ch.broken() {
+		<-c.ch.check()
+	}
+	if c.ch.broken() {
+		<-c.ch.killed
+	}
+}
+
+// killCommands kills the commands of a broken channel's helper, then closes
+// reaped. (A channel breaks with ErrClosed only when the sandbox closes:
+// killSession then does nothing, and removing the container ends them.)
+func (ch *channel) killCommands() {
+	defer close(ch.killed)
+	ch.s.killSession(ch.hc.hello.Session, "")
+}
+
+// watch checks the channel when requests are pending and the helper, which
+// says it is alive every proto.AliveInterval while it has requests, has
+// been silent for stallTimeout: it may have been stopped.
+func (ch *channel) watch() {
+	t := time.NewTicker(proto.AliveInterval)
+	defer t.Stop()
+	for {
+		select {
+		case <-ch.done:
+			return
+		case <-t.C:
+			ch.mu.Lock()
+			busy := len(ch.pending) > 0
+			ch.mu.Unlock()
+			if busy && ch.s.silence(ch.hc.heardSince(ch.heard.Load())) > stallTimeout { // not while paused
+				ch.check()
+			}
+		}
+	}
+}
+
+// check makes sure the channel still answers: after a silence or a cancel
+// it did not confirm, its helper may have been stopped, and every request
+// on it would wait for ever. It sends a trivial request; without an answer
+// within stallTimeout the channel is broken. Meanwhile the channel takes
+// no new requests. The returned channel is closed with the verdict;
+// concurrent checks share one.
+func (ch *channel) check() <-chan struct{} {
+	ch.mu.Lock()
+	defer ch.mu.Unlock()
+	if ch.checked != nil {
+		return ch.checked
+	}
+	done := make(chan struct{})
+	ch.checked = done
+	go func() {
+		ch.probe()
+		ch.mu.Lock()
+		ch.checked = nil
+		ch.mu.Unlock()
+		close(done)
+	}()
+	return done
+}
+
+// suspect reports whether a check of the channel runs.
+func (ch *channel) suspect() bool {
+	ch.mu.Lock()
+	defer ch.mu.Unlock()
+	return ch.checked != nil
+}
+
+func (ch *channel) probe() {
+	ctx, cancel := context.WithTimeout(context.Background(), stallTimeout)
+	defer cancel()
+	c, err := ch.start(ctx, proto.Request{Op: proto.OpStat, Paths: []string{"/"}}, callOptions{})
+	if err != nil {
+		if ctx.Err() != nil { // a writer held the connection all along
+			ch.breakWith(errChannelStalled)
+		}
+		return // else broken already
+	}
+	// The answer may wait behind a large frame in transit: silence breaks
+	// the channel, and so does no answer within twice the stall bound (a
+	// helper that talks but never answers).
+	t := time.NewTicker(proto.AliveInterval)
+	defer t.Stop()
+	bound := time.NewTimer(2 * stallTimeout)
+	defer bound.Stop()
+	for asked := time.Now().UnixNano(); ; {
+		select {
+		case <-c.result:
+			return
+		case <-ch.done:
+			return
+		case <-bound.C:
+			ch.breakWith(errChannelStalled)
+			return
+		case <-t.C:
+			if ch.s.silence(ch.hc.heardSince(asked)) > stallTimeout {
+				ch.breakWith(errChannelStalled)
+				return
+			}
+		}
+	}
 }

@@ -9,6 +9,7 @@ import (
 	"sync/atomic"
 	"time"
 
+	"github.com/dockersandbox/sandbox/engine"
 	"github.com/dockersandbox/sandbox/internal/proto"
 )
 
@@ -22,7 +23,7 @@ const channelRetry = 5 * time.Second
 
 // channel multiplexes requests over one long-lived helper exec ("serve").
 type channel struct {
-	s       *DockerSandbox
+	s       *Sandbox
 	hc      *helperConn
 	mu      sync.Mutex
 	pending map[uint32]*chanCall
@@ -30,7 +31,7 @@ type channel struct {
 	done    chan struct{} // closed when the channel breaks
 	once    sync.Once
 	err     error
-	reaped  chan struct{} // closed when the commands of a broken channel are dead
+	killed  chan struct{} // closed when the commands of a broken channel are dead
 	checked chan struct{} // the check in flight, if any; see check
 	// heard is when the helper last sent a frame (unix nanoseconds), or
 	// when the channel last became busy.
@@ -42,7 +43,7 @@ type channel struct {
 // failed, if any. The channel opens in the background, bounded by the
 // helper handshake, not by the caller's context: callers wait for it
 // within their own, and no lock is held meanwhile.
-func (s *DockerSandbox) channel(ctx context.Context) (*channel, error) {
+func (s *Sandbox) channel(ctx context.Context) (*channel, error) {
 	s.chMu.Lock()
 	if ch := s.ch; ch != nil && !ch.broken() {
 		s.chMu.Unlock()
@@ -78,7 +79,7 @@ type opening struct {
 }
 
 // open opens the shared channel for op.
-func (s *DockerSandbox) open(op *opening) {
+func (s *Sandbox) open(op *opening) {
 	hc, err := s.attachHelper(context.Background(), "serve", "")
 	s.chMu.Lock()
 	defer s.chMu.Unlock()
@@ -94,7 +95,7 @@ func (s *DockerSandbox) open(op *opening) {
 		op.err = ErrClosed
 		return
 	}
-	ch := &channel{s: s, hc: hc, pending: map[uint32]*chanCall{}, done: make(chan struct{}), reaped: make(chan struct{})}
+	ch := &channel{s: s, hc: hc, pending: map[uint32]*chanCall{}, done: make(chan struct{}), killed: make(chan struct{})}
 	// A helper that stops reading would block every writer.
 	hc.out.Watch(stallTimeout, func() {
 		if !s.pausedWithin(stallTimeout) { // a frozen helper reads nothing
@@ -107,7 +108,7 @@ func (s *DockerSandbox) open(op *opening) {
 }
 
 // closeChannel drops the shared channel, if any.
-func (s *DockerSandbox) closeChannel() {
+func (s *Sandbox) closeChannel() {
 	s.chMu.Lock()
 	defer s.chMu.Unlock()
 	if s.ch != nil {
@@ -133,7 +134,7 @@ func (ch *channel) breakWith(err error) {
 		ch.err = err
 		close(ch.done)
 		ch.hc.close()
-		go ch.reap()
+		go ch.killCommands()
 	})
 }
 
@@ -240,6 +241,9 @@ func (c *chanCall) endOutput() {
 
 // start registers and sends a request.
 func (ch *channel) start(ctx context.Context, req proto.Request, co callOptions) (*chanCall, error) {
+	if err := helperCan(req, ch.hc.hello); err != nil {
+		return nil, err
+	}
 	body, err := json.Marshal(req)
 	if err != nil {
 		return nil, err
@@ -303,4 +307,54 @@ func (c *chanCall) wait() (*proto.Result, error) {
 		c.ch.forget(c.id)
 	}
 	return nil, c.ctx.Err()
+}
+
+// goneSettle bounds how long goneOr waits for the daemon to notice that a
+// container whose helper connection broke has exited.
+const goneSettle = time.Second
+
+// goneLooks is how many inspects goneOr makes at least before it gives up.
+const goneLooks = 4
+
+// goneOr returns ErrGone when err is a helper failure and the container is
+// not running any more (killed or removed from outside); else err. It looks
+// within ctx, the call's.
+func (s *Sandbox) goneOr(ctx context.Context, err error) error {
+	if err == nil || !errors.Is(err, ErrHelper) || errors.Is(err, ErrProtocolVersion) {
+		return err
+	}
+	if s.closed.Load() {
+		return ErrClosed
+	}
+	if ctx.Err() != nil { // the call's time is up: no looking
+		return err
+	}
+	// Bounded: the daemon itself may be what does not answer.
+	ctx, cancel := context.WithTimeout(ctx, 3*goneSettle)
+	defer cancel()
+	// The helper's connection may break (the container is ending) before
+	// the daemon records the exit: a running container is looked at again,
+	// for goneSettle and at least goneLooks times (a loaded daemon answers
+	// an inspect in a second; at a load of 30 it had not recorded a removal
+	// after goneSettle).
+	for deadline, looks := time.Now().Add(goneSettle), 1; ; looks++ {
+		info, ierr := s.eng.Inspect(ctx, s.id)
+		switch {
+		case errors.Is(ierr, engine.ErrNotFound):
+			return fmt.Errorf("sandbox %s: %w: the container was removed (%v)", s.ID(), ErrGone, err)
+		case ierr == nil && info.State == engine.StatePaused:
+			return fmt.Errorf("sandbox %s: %w: paused by another handle or from outside (%v)", s.ID(), ErrPaused, err)
+		case ierr == nil && info.State != engine.StateUnknown && info.State != engine.StateRunning && info.State != engine.StateRestarting:
+			return fmt.Errorf("sandbox %s: %w: the container exited with status %d (%v)", s.ID(), ErrGone, info.ExitCode, err)
+		case errors.Is(ierr, engine.ErrUnreachable) && ctx.Err() == nil:
+			return fmt.Errorf("%w (%w: %v)", err, ErrDaemonUnreachable, ierr)
+		case ierr != nil || time.Now().After(deadline) && looks >= goneLooks:
+			return err
+		}
+		select {
+		case <-ctx.Done():
+			return err
+		case <-time.After(goneSettle / 10):
+		}
+	}
 }

@@ -1,11 +1,14 @@
 package sandbox
 
 import (
+	"bytes"
 	"context"
 	"errors"
 	"fmt"
 	"io"
 	"path"
+	"strconv"
+	"sync"
 	"time"
 
 	"github.com/dockersandbox/sandbox/internal/proto"
@@ -18,7 +21,8 @@ import (
 //
 // A Cmd cannot be reused after Start.
 type Cmd struct {
-	// Command is the shell command line.
+	// Command is the shell command line, of at most MaxCommandBytes
+	// (16 MiB; Start refuses a longer one with ErrCommandTooLong).
 	Command string
 	// Env adds "KEY=value" variables to the container's environment.
 	Env []string
@@ -26,6 +30,8 @@ type Cmd struct {
 	// directory, which is also the default.
 	Dir string
 	// User runs the command as another user; default the sandbox's user.
+	// A user (or group) the sandbox does not have is ErrUnknownUser, from
+	// Start (see ExecUser).
 	User string
 	// Timeout kills the command after this long; 0 means no timeout.
 	Timeout time.Duration
@@ -36,7 +42,7 @@ type Cmd struct {
 	// merged in the order the command wrote them.
 	Stdout, Stderr io.Writer
 	// TTY runs the command on a pseudo-terminal of this size, as its
-	// controlling terminal (cmd_tty.go): Stdin is typed on it (the
+	// controlling terminal: Stdin is typed on it (the
 	// terminal echoes it, and Ctrl-C, "\x03", interrupts), Stdout gets
 	// what it shows, escape sequences and "\r\n" line ends included, and
 	// Stderr is unused (the terminal is stderr too). See Resize.
@@ -46,7 +52,7 @@ type Cmd struct {
 	ProcessState *ProcessState
 
 	ctx  context.Context
-	s    *DockerSandbox
+	s    *Sandbox
 	call pending
 	// callCtx is the call's context: ctx with a backstop past Timeout,
 	// ended by stopCall.
@@ -59,7 +65,7 @@ type Cmd struct {
 	awaited chan struct{}
 	res     *proto.Result
 	callErr error
-	// Pipes made by StdinPipe, StdoutPipe and StderrPipe (see cmdpipes.go).
+	// Pipes made by StdinPipe, StdoutPipe and StderrPipe (below).
 	outPipes []*outPipe
 	inPipe   *io.PipeReader
 }
@@ -110,21 +116,21 @@ func (e *ExitError) Error() string {
 // Command returns a Cmd that runs command in the sandbox. When ctx ends
 // before the command does, the command is killed and Wait returns ctx's
 // error.
-func (s *DockerSandbox) Command(ctx context.Context, command string) *Cmd {
+func (s *Sandbox) Command(ctx context.Context, command string) *Cmd {
 	return &Cmd{Command: command, ctx: ctx, s: s}
 }
 
 // Start starts the command without waiting for it.
 func (c *Cmd) Start() error {
 	if c.s == nil {
-		return errors.New("sandbox: Cmd not made by DockerSandbox.Command")
+		return errors.New("sandbox: Cmd not made by Sandbox.Command")
 	}
 	if c.call != nil || c.done {
 		return errors.New("sandbox: Cmd already started")
 	}
-	if c.Command == "" {
+	if err := checkCommand(c.Command); err != nil {
 		c.closePipes()
-		return ErrEmptyCommand
+		return err
 	}
 	if c.Timeout < 0 {
 		c.closePipes()
@@ -246,4 +252,379 @@ func (e *commandError) Unwrap() error { return e.err }
 func sameWriter(a, b io.Writer) (same bool) {
 	defer func() { _ = recover() }()
 	return a == b
+}
+
+// Winsize is the size of a terminal in character cells.
+type Winsize struct {
+	Rows, Cols int
+}
+
+// checkWinsize checks a terminal size: 1 to 65535 rows and columns.
+func checkWinsize(w Winsize) error {
+	if w.Rows <= 0 || w.Cols <= 0 || w.Rows > 0xffff || w.Cols > 0xffff {
+		return fmt.Errorf("%w: terminal size %dx%d (rows and columns go from 1 to 65535)", ErrInvalidOption, w.Rows, w.Cols)
+	}
+	return nil
+}
+
+// ttyRequest makes req and co run c on a terminal when c.TTY is set: the
+// request carries the size, always on an exec of its own (Resize writes to
+// it), and the helper must say it has terminals.
+func (c *Cmd) ttyRequest(req *proto.Request, co *callOptions) error {
+	if c.TTY == nil {
+		return nil
+	}
+	if err := checkWinsize(*c.TTY); err != nil {
+		return err
+	}
+	req.TTY = &proto.Winsize{Rows: uint16(c.TTY.Rows), Cols: uint16(c.TTY.Cols)}
+	req.Combined = false
+	co.shared, co.stderr = false, nil
+	return nil
+}
+
+// Resize changes the size of the terminal of a command started with TTY
+// set, as a terminal window's resize does: its foreground program gets
+// SIGWINCH and sees the new size. It returns once the size is sent (ctx
+// bounds the send); a command that is not running on a terminal is
+// ErrNoTerminal, one that finished ErrProcessDone.
+func (c *Cmd) Resize(ctx context.Context, rows, cols int) error {
+	if c.TTY == nil {
+		return ErrNoTerminal
+	}
+	w := Winsize{Rows: rows, Cols: cols}
+	if err := checkWinsize(w); err != nil {
+		return err
+	}
+	if c.call == nil {
+		return errors.New("sandbox: Resize before Start")
+	}
+	select {
+	case <-c.awaited:
+		return fmt.Errorf("sandbox: resize: %w", ErrProcessDone)
+	default:
+	}
+	hc, ok := c.call.(*helperCall)
+	if !ok {
+		return ErrNoTerminal
+	}
+	payload := proto.EncodeWinsize(proto.Winsize{Rows: uint16(rows), Cols: uint16(cols)})
+	// A helper that stops reading cannot hold the caller past ctx: the
+	// write goes on alone until the call's stall watch drops the
+	// connection.
+	sent := make(chan error, 1)
+	go func() { sent <- hc.out.WriteFrameContext(ctx, proto.KindResize, execRequestID, payload) }()
+	var err error
+	select {
+	case err = <-sent:
+	case <-ctx.Done():
+		return ctx.Err()
+	}
+	if err != nil {
+		if ctx.Err() != nil {
+			return ctx.Err()
+		}
+		select {
+		case <-c.awaited:
+			return fmt.Errorf("sandbox: resize: %w", ErrProcessDone)
+		default:
+		}
+		return fmt.Errorf("sandbox: resize: %w", err)
+	}
+	return nil
+}
+
+// Output runs the command and returns its standard output, as
+// os/exec.Cmd.Output does: an error is usually an *ExitError, whose Stderr
+// holds the command's standard error when c.Stderr was nil. The output is
+// held in memory up to the sandbox's max download bytes (see
+// WithMaxDownloadBytes); a command that prints more is killed and the error
+// wraps ErrTooLarge. Stdout must not be set.
+func (c *Cmd) Output() ([]byte, error) {
+	if c.Stdout != nil {
+		return nil, errors.New("sandbox: Stdout already set")
+	}
+	stdout := c.outputBuffer()
+	c.Stdout = stdout
+	var stderr *prefixSuffixSaver
+	if c.Stderr == nil {
+		stderr = &prefixSuffixSaver{N: 32 << 10}
+		c.Stderr = stderr
+	}
+	err := c.Run()
+	var ee *ExitError
+	if stderr != nil && errors.As(err, &ee) {
+		ee.Stderr = stderr.Bytes()
+	}
+	return stdout.buf.Bytes(), err
+}
+
+// CombinedOutput runs the command and returns its standard output and
+// standard error merged in the order the command wrote them, as
+// os/exec.Cmd.CombinedOutput does, held in memory as Output holds it.
+// Stdout and Stderr must not be set.
+func (c *Cmd) CombinedOutput() ([]byte, error) {
+	if c.Stdout != nil {
+		return nil, errors.New("sandbox: Stdout already set")
+	}
+	if c.Stderr != nil {
+		return nil, errors.New("sandbox: Stderr already set")
+	}
+	out := c.outputBuffer()
+	c.Stdout, c.Stderr = out, out
+	err := c.Run()
+	return out.buf.Bytes(), err
+}
+
+// outputBuffer returns the buffer of Output and CombinedOutput.
+func (c *Cmd) outputBuffer() *limitBuffer {
+	limit := int64(DefaultMaxDownloadBytes)
+	if c.s != nil {
+		limit = c.s.opts.maxDownload
+	}
+	return &limitBuffer{max: limit}
+}
+
+// StdinPipe returns a pipe connected to the command's standard input when
+// it starts, as os/exec's is. Wait closes it after the command exits; close
+// it sooner for a command that reads until the end of its input. Stdin
+// must not be set, and the command not started.
+func (c *Cmd) StdinPipe() (io.WriteCloser, error) {
+	if c.Stdin != nil {
+		return nil, errors.New("sandbox: Stdin already set")
+	}
+	if c.started() {
+		return nil, errors.New("sandbox: StdinPipe after the command started")
+	}
+	pr, pw := io.Pipe()
+	c.Stdin, c.inPipe = pr, pr
+	return pw, nil
+}
+
+// StdoutPipe returns a pipe connected to the command's standard output
+// when it starts, as os/exec's is: read it to its end (io.EOF comes when
+// the command has finished), then call Wait, which closes it. Calling Wait
+// before the reads are done, or Run, is incorrect for the same reason as
+// with os/exec. The pipe holds up to 64 KiB the reader has not taken (as
+// an OS pipe does); beyond that the command waits for the reader, within
+// its timeout and context. Closing the pipe before its end kills the
+// command (as SIGPIPE would), and Wait returns the write error. Stdout
+// must not be set, and the command not started.
+func (c *Cmd) StdoutPipe() (io.ReadCloser, error) {
+	if c.Stdout != nil {
+		return nil, errors.New("sandbox: Stdout already set")
+	}
+	if c.started() {
+		return nil, errors.New("sandbox: StdoutPipe after the command started")
+	}
+	p := c.newOutPipe()
+	c.Stdout = p
+	return p, nil
+}
+
+// StderrPipe is StdoutPipe for the command's standard error.
+func (c *Cmd) StderrPipe() (io.ReadCloser, error) {
+	if c.Stderr != nil {
+		return nil, errors.New("sandbox: Stderr already set")
+	}
+	if c.started() {
+		return nil, errors.New("sandbox: StderrPipe after the command started")
+	}
+	p := c.newOutPipe()
+	c.Stderr = p
+	return p, nil
+}
+
+func (c *Cmd) started() bool { return c.call != nil || c.done }
+
+func (c *Cmd) newOutPipe() *outPipe {
+	// The call's context (set by Start) covers the caller's context and
+	// the library's backstop past the timeout.
+	p := &outPipe{max: pipeBuffer, changed: make(chan struct{}), callCtx: func() context.Context { return c.callCtx }}
+	c.outPipes = append(c.outPipes, p)
+	return p
+}
+
+// closePipes closes the pipes' ends that the caller holds: the command
+// is over, or never started.
+func (c *Cmd) closePipes() {
+	for _, p := range c.outPipes {
+		p.closeWrite()
+		_ = p.Close()
+	}
+	if c.inPipe != nil {
+		_ = c.inPipe.Close()
+	}
+}
+
+// pipeBuffer is how much an output pipe holds that its reader has not
+// read (an OS pipe's 64 KiB).
+const pipeBuffer = 64 << 10
+
+// outPipe carries a command's output to the reader of StdoutPipe or
+// StderrPipe: the call writes (blocking while the buffer is full, until the
+// reader reads, closes, or the command's context ends), the caller reads.
+type outPipe struct {
+	mu      sync.Mutex
+	buf     []byte
+	max     int
+	wclosed bool // no more output: the reader gets io.EOF once buf is empty
+	rclosed bool // the reader closed: writes fail
+	changed chan struct{}
+	callCtx func() context.Context // the call's, whose end fails a waiting write
+}
+
+// wake tells waiters that the pipe changed (mu held).
+func (p *outPipe) wake() {
+	close(p.changed)
+	p.changed = make(chan struct{})
+}
+
+func (p *outPipe) Write(b []byte) (int, error) {
+	n := 0
+	for {
+		p.mu.Lock()
+		if p.rclosed {
+			p.mu.Unlock()
+			return n, errPipeClosed
+		}
+		if k := min(p.max-len(p.buf), len(b)-n); k > 0 {
+			p.buf = append(p.buf, b[n:n+k]...)
+			n += k
+			p.wake()
+		}
+		if n == len(b) {
+			p.mu.Unlock()
+			return n, nil
+		}
+		changed := p.changed
+		p.mu.Unlock()
+		ctx := p.callCtx()
+		select {
+		case <-changed:
+		case <-ctx.Done():
+			return n, ctx.Err()
+		}
+	}
+}
+
+func (p *outPipe) Read(b []byte) (int, error) {
+	for {
+		p.mu.Lock()
+		switch {
+		case p.rclosed:
+			p.mu.Unlock()
+			return 0, errPipeClosed
+		case len(p.buf) > 0:
+			n := copy(b, p.buf)
+			p.buf = p.buf[n:]
+			if len(p.buf) == 0 {
+				p.buf = nil
+			}
+			p.wake()
+			p.mu.Unlock()
+			return n, nil
+		case p.wclosed:
+			p.mu.Unlock()
+			return 0, io.EOF
+		}
+		changed := p.changed
+		p.mu.Unlock()
+		<-changed
+	}
+}
+
+// Close closes the reader's end: later reads and writes fail.
+func (p *outPipe) Close() error {
+	p.mu.Lock()
+	defer p.mu.Unlock()
+	if !p.rclosed {
+		p.rclosed, p.buf = true, nil
+		p.wake()
+	}
+	return nil
+}
+
+// closeWrite ends the output: the reader gets io.EOF after the rest.
+func (p *outPipe) closeWrite() {
+	p.mu.Lock()
+	defer p.mu.Unlock()
+	if !p.wclosed {
+		p.wclosed = true
+		p.wake()
+	}
+}
+
+// errPipeClosed: a read or write on an output pipe whose reader was closed
+// (by its holder, or by Wait).
+var errPipeClosed = errors.New("sandbox: read/write on closed pipe")
+
+// limitBuffer keeps what is written to it, up to max bytes; more is
+// ErrTooLarge, which ends the command.
+type limitBuffer struct {
+	buf bytes.Buffer
+	max int64
+}
+
+func (w *limitBuffer) Write(p []byte) (int, error) {
+	if int64(w.buf.Len())+int64(len(p)) > w.max {
+		return 0, fmt.Errorf("%w: the command's output is over %d bytes (see WithMaxDownloadBytes)", ErrTooLarge, w.max)
+	}
+	return w.buf.Write(p)
+}
+
+// prefixSuffixSaver keeps the first and last N bytes written to it, as
+// os/exec's does for ExitError.Stderr.
+type prefixSuffixSaver struct {
+	N         int
+	prefix    []byte
+	suffix    []byte // a ring once len(suffix) == N
+	suffixOff int
+	skipped   int64
+}
+
+func (w *prefixSuffixSaver) Write(p []byte) (int, error) {
+	lenp := len(p)
+	p = w.fill(&w.prefix, p)
+	if over := len(p) - w.N; over > 0 {
+		p = p[over:]
+		w.skipped += int64(over)
+	}
+	p = w.fill(&w.suffix, p)
+	for len(p) > 0 {
+		n := copy(w.suffix[w.suffixOff:], p)
+		p = p[n:]
+		w.skipped += int64(n)
+		w.suffixOff += n
+		if w.suffixOff == w.N {
+			w.suffixOff = 0
+		}
+	}
+	return lenp, nil
+}
+
+func (w *prefixSuffixSaver) fill(dst *[]byte, p []byte) []byte {
+	if room := w.N - len(*dst); room > 0 {
+		k := min(len(p), room)
+		*dst = append(*dst, p[:k]...)
+		p = p[k:]
+	}
+	return p
+}
+
+// Bytes returns the prefix, a line saying how many bytes were left out,
+// and the suffix.
+func (w *prefixSuffixSaver) Bytes() []byte {
+	if w.suffix == nil {
+		return w.prefix
+	}
+	if w.skipped == 0 {
+		return append(w.prefix, w.suffix...)
+	}
+	var b bytes.Buffer
+	b.Write(w.prefix)
+	b.WriteString("\n... omitting " + strconv.FormatInt(w.skipped, 10) + " bytes ...\n")
+	b.Write(w.suffix[w.suffixOff:])
+	b.Write(w.suffix[:w.suffixOff])
+	return b.Bytes()
 }

@@ -1,6 +1,7 @@
 package sandbox_test
 
 import (
+	"bytes"
 	"context"
 	"errors"
 	"fmt"
@@ -11,7 +12,7 @@ import (
 
 // Pause freezes every process; a call on the paused sandbox fails with
 // ErrPaused until Resume (or resumes it first, WithAutoResume).
-func ExampleDockerSandbox_Pause() {
+func ExampleSandbox_Pause() {
 	ctx := context.Background()
 	sb, err := sandbox.New(ctx, publicExampleOptions...)
 	if err != nil {
@@ -61,7 +62,7 @@ func ExampleWithAutoPause() {
 
 // Stop ends every process and keeps the files; Restart brings the sandbox
 // back, its helper PID 1 again.
-func ExampleDockerSandbox_Stop() {
+func ExampleSandbox_Stop() {
 	ctx := context.Background()
 	sb, err := sandbox.New(ctx, append(publicExampleOptions, sandbox.WithAutoRemove(false))...)
 	if err != nil {
@@ -97,7 +98,7 @@ func ExampleDockerSandbox_Stop() {
 }
 
 // The lifetime lives in the container: any handle reads and changes it.
-func ExampleDockerSandbox_SetLifetime() {
+func ExampleSandbox_SetLifetime() {
 	ctx := context.Background()
 	sb, err := sandbox.New(ctx, append(publicExampleOptions, sandbox.WithLifetime(10*time.Minute))...)
 	if err != nil {
@@ -119,4 +120,71 @@ func ExampleDockerSandbox_SetLifetime() {
 	fmt.Println(l.Lifetime, l.IdleTimeout, err)
 	// Output:
 	// 1h0m0s 0s <nil>
+}
+
+func ExampleSandbox_Snapshot() {
+	ctx := context.Background()
+	sb, err := sandbox.New(ctx, exampleImage, sandbox.WithNetworkMode("none"))
+	if err != nil {
+		fmt.Println(err)
+		return
+	}
+	defer sb.Close()
+	if err := sb.Write(ctx, "state.txt", []byte("before the fork\n")); err != nil {
+		fmt.Println(err)
+		return
+	}
+	snap, err := sb.Snapshot(ctx)
+	if err != nil {
+		fmt.Println(err)
+		return
+	}
+	defer snap.Remove(ctx) // after the forks are closed (defers run last first)
+
+	forks, err := snap.Fork(ctx, 2)
+	if err != nil {
+		fmt.Println(err)
+		return
+	}
+	for i, f := range forks {
+		defer f.Close()
+		resp, _ := f.Execute(ctx, fmt.Sprintf("cat state.txt; echo try %d >> state.txt; tail -1 state.txt", i))
+		fmt.Print(resp.Output)
+	}
+	// Output:
+	// before the fork
+	// try 0
+	// before the fork
+	// try 1
+}
+
+func ExampleSandbox_Persist() {
+	ctx := context.Background()
+	src, err := sandbox.New(ctx, exampleImage, sandbox.WithNetworkMode("none"))
+	if err != nil {
+		fmt.Println(err)
+		return
+	}
+	defer src.Close()
+	dst, err := sandbox.New(ctx, exampleImage, sandbox.WithNetworkMode("none"))
+	if err != nil {
+		fmt.Println(err)
+		return
+	}
+	defer dst.Close()
+
+	_ = src.Write(ctx, "notes/todo.md", []byte("- ship it\n"))
+	var archive bytes.Buffer // any io.Writer: a file, object storage...
+	if err := src.Persist(ctx, &archive); err != nil {
+		fmt.Println(err)
+		return
+	}
+	if err := dst.Hydrate(ctx, &archive); err != nil {
+		fmt.Println(err)
+		return
+	}
+	resp, _ := dst.Execute(ctx, "cat notes/todo.md")
+	fmt.Print(resp.Output)
+	// Output:
+	// - ship it
 }

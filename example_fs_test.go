@@ -100,7 +100,7 @@ func ExampleCmd_Output() {
 }
 
 // Walk the sandbox's working directory with io/fs.
-func ExampleDockerSandbox_FS() {
+func ExampleSandbox_FS() {
 	ctx := context.Background()
 	sb, err := sandbox.New(ctx, publicExampleOptions...)
 	if err != nil {
@@ -148,7 +148,7 @@ func ExampleDockerSandbox_FS() {
 // Hand a sandbox over: Detach lets go of the handle and leaves the
 // container running; another handle (here in the same program, usually in
 // another process) attaches by ID and owns it from then on.
-func ExampleDockerSandbox_Detach() {
+func ExampleSandbox_Detach() {
 	ctx := context.Background()
 	sb, err := sandbox.New(ctx, publicExampleOptions...)
 	if err != nil {

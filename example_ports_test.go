@@ -13,7 +13,7 @@ import (
 
 // startEcho starts an echo server on port 7000 in sb, in the background
 // until ctx ends, and waits for it.
-func startEcho(ctx context.Context, sb *sandbox.DockerSandbox) error {
+func startEcho(ctx context.Context, sb *sandbox.Sandbox) error {
 	if err := sb.Command(ctx, "exec nc -ll -p 7000 -e cat").Start(); err != nil {
 		return err
 	}
@@ -27,7 +27,7 @@ func startEcho(ctx context.Context, sb *sandbox.DockerSandbox) error {
 }
 
 // Dial connects to a server inside a sandbox that has no network at all.
-func ExampleDockerSandbox_Dial() {
+func ExampleSandbox_Dial() {
 	ctx, cancel := context.WithCancel(context.Background())
 	defer cancel()
 	sb, err := sandbox.New(ctx, append(publicExampleOptions, sandbox.WithNetworkMode("none"))...)
@@ -55,7 +55,7 @@ func ExampleDockerSandbox_Dial() {
 }
 
 // Forward serves a sandbox's port on the host's loopback.
-func ExampleDockerSandbox_Forward() {
+func ExampleSandbox_Forward() {
 	ctx, cancel := context.WithCancel(context.Background())
 	defer cancel()
 	sb, err := sandbox.New(ctx, publicExampleOptions...)
@@ -94,7 +94,7 @@ func ExampleDockerSandbox_Forward() {
 
 // HTTPClient checks a server's health from the host, inside the sandbox's
 // network namespace.
-func ExampleDockerSandbox_HTTPClient() {
+func ExampleSandbox_HTTPClient() {
 	ctx, cancel := context.WithCancel(context.Background())
 	defer cancel()
 	sb, err := sandbox.New(ctx, append(publicExampleOptions, sandbox.WithNetworkMode("none"))...)
@@ -128,7 +128,7 @@ func ExampleDockerSandbox_HTTPClient() {
 }
 
 // Watch reports what changes in a directory tree.
-func ExampleDockerSandbox_Watch() {
+func ExampleSandbox_Watch() {
 	ctx, cancel := context.WithCancel(context.Background())
 	defer cancel()
 	sb, err := sandbox.New(ctx, publicExampleOptions...)

@@ -1,9 +1,11 @@
 package sandbox_test
 
 import (
+	"bufio"
 	"context"
 	"errors"
 	"fmt"
+	"io"
 	"os"
 	"strings"
 	"syscall"
@@ -12,9 +14,9 @@ import (
 	"github.com/dockersandbox/sandbox"
 )
 
-// Start runs a command in the background; its output is read from a
+// StartProcess runs a command in the background; its output is read from a
 // cursor, as it comes, and it is killed with everything it started.
-func ExampleDockerSandbox_Start() {
+func ExampleSandbox_StartProcess() {
 	ctx := context.Background()
 	sb, err := sandbox.New(ctx, publicExampleOptions...)
 	if err != nil {
@@ -22,7 +24,7 @@ func ExampleDockerSandbox_Start() {
 		return
 	}
 	defer sb.Close() // ends its processes too
-	p, err := sb.Start(ctx, "echo ready; while :; do sleep 1; done")
+	p, err := sb.StartProcess(ctx, "echo ready; while :; do sleep 1; done")
 	if err != nil {
 		fmt.Println(err)
 		return
@@ -49,7 +51,7 @@ func ExampleDockerSandbox_Start() {
 // A process belongs to the sandbox, not to the program that started it:
 // another program finds it after Attach (here the same one, through a
 // second handle) and follows its output to the end.
-func ExampleDockerSandbox_Process() {
+func ExampleSandbox_Process() {
 	ctx := context.Background()
 	sb, err := sandbox.New(ctx, publicExampleOptions...)
 	if err != nil {
@@ -57,7 +59,7 @@ func ExampleDockerSandbox_Process() {
 		return
 	}
 	defer sb.Close()
-	p, err := sb.Start(ctx, "for i in 1 2 3; do echo line $i; done; exit 3")
+	p, err := sb.StartProcess(ctx, "for i in 1 2 3; do echo line $i; done; exit 3")
 	if err != nil {
 		fmt.Println(err)
 		return
@@ -95,7 +97,7 @@ func ExampleProcess_Write() {
 		return
 	}
 	defer sb.Close()
-	p, err := sb.Start(ctx, "tr a-z A-Z")
+	p, err := sb.StartProcess(ctx, "tr a-z A-Z")
 	if err != nil {
 		fmt.Println(err)
 		return
@@ -114,4 +116,49 @@ func ExampleProcess_Write() {
 	// Output:
 	// HELLO
 	// <nil>
+}
+
+// A shell on a terminal, driven as a person would: type a line, read what
+// the terminal shows, resize it, leave with an exit status.
+func ExampleCmd_Resize() {
+	ctx := context.Background()
+	sb, err := sandbox.New(ctx, exampleImage)
+	if err != nil {
+		fmt.Println(err)
+		return
+	}
+	defer sb.Close()
+
+	cmd := sb.Command(ctx, "PS1='$ ' exec sh")
+	cmd.TTY = &sandbox.Winsize{Rows: 24, Cols: 80}
+	keys, _ := cmd.StdinPipe()
+	screen, _ := cmd.StdoutPipe()
+	if err := cmd.Start(); err != nil {
+		fmt.Println(err)
+		return
+	}
+	lines := bufio.NewScanner(screen)
+	// readUntil reads the terminal's lines until one starts with prefix.
+	readUntil := func(prefix string) string {
+		for lines.Scan() {
+			if line := strings.TrimRight(lines.Text(), "\r"); strings.HasPrefix(line, prefix) {
+				return line
+			}
+		}
+		return ""
+	}
+
+	_, _ = io.WriteString(keys, "echo size: $(stty size)\r")
+	fmt.Println(readUntil("size: "))
+	_ = cmd.Resize(ctx, 40, 120)
+	_, _ = io.WriteString(keys, "echo size: $(stty size)\r")
+	fmt.Println(readUntil("size: "))
+	_, _ = io.WriteString(keys, "exit 3\r")
+	_, _ = io.Copy(io.Discard, screen) // to its end, then Wait
+	err = cmd.Wait()
+	fmt.Println(err, cmd.ProcessState.ExitCode())
+	// Output:
+	// size: 24 80
+	// size: 40 120
+	// exit status 3 3
 }

@@ -2,14 +2,22 @@ package sandbox_test
 
 import (
 	"context"
+	"crypto/rand"
 	"errors"
 	"fmt"
+	"go/parser"
+	"go/token"
 	"io/fs"
 	"os"
+	"path/filepath"
+	"strconv"
 	"strings"
+	"testing"
 	"time"
 
 	"github.com/dockersandbox/sandbox"
+	"github.com/stretchr/testify/assert"
+	"github.com/stretchr/testify/require"
 )
 
 // The examples run against the test daemon on an image the tests build
@@ -39,7 +47,7 @@ func ExampleNew() {
 	// exit code 0
 }
 
-func ExampleDockerSandbox_Execute_timeout() {
+func ExampleSandbox_Execute_timeout() {
 	ctx := context.Background()
 	sb, err := sandbox.New(ctx, exampleImage)
 	if err != nil {
@@ -61,7 +69,7 @@ func ExampleDockerSandbox_Execute_timeout() {
 	// exit code 124 timed out true
 }
 
-func ExampleDockerSandbox_Command() {
+func ExampleSandbox_Command() {
 	ctx := context.Background()
 	sb, err := sandbox.New(ctx, exampleImage)
 	if err != nil {
@@ -83,7 +91,7 @@ func ExampleDockerSandbox_Command() {
 	// exit code 3
 }
 
-func ExampleDockerSandbox_Edit() {
+func ExampleSandbox_Edit() {
 	ctx := context.Background()
 	sb, err := sandbox.New(ctx, exampleImage)
 	if err != nil {
@@ -112,7 +120,7 @@ func ExampleDockerSandbox_Edit() {
 	// true
 }
 
-func ExampleDockerSandbox_Grep() {
+func ExampleSandbox_Grep() {
 	ctx := context.Background()
 	sb, err := sandbox.New(ctx, exampleImage)
 	if err != nil {
@@ -157,4 +165,125 @@ func ExampleNewPool() {
 	resp, _ := sb.Execute(ctx, "echo pooled")
 	fmt.Print(resp.Output)
 	// Output: pooled
+}
+
+// The runnable Examples (example*_test.go, in every module of the
+// repository) and the programs under examples/ import no internal package,
+// so that a user can copy them into a module of their own.
+func TestExamplesUsePublicAPI(t *testing.T) {
+	t.Parallel()
+	checked := 0
+	err := filepath.WalkDir(".", func(p string, d fs.DirEntry, err error) error {
+		if err != nil {
+			return err
+		}
+		if d.IsDir() && (d.Name() == "testdata" || strings.HasPrefix(d.Name(), ".")) && p != "." {
+			return filepath.SkipDir
+		}
+		inExamples := strings.HasPrefix(filepath.ToSlash(p), "examples/")
+		if d.IsDir() || !strings.HasSuffix(p, ".go") || !inExamples && !strings.HasPrefix(d.Name(), "example") {
+			return nil
+		}
+		f, err := parser.ParseFile(token.NewFileSet(), p, nil, parser.ImportsOnly)
+		require.NoError(t, err)
+		checked++
+		for _, imp := range f.Imports {
+			path, _ := strconv.Unquote(imp.Path.Value)
+			assert.False(t, strings.HasPrefix(path, "github.com/dockersandbox/sandbox/") && strings.Contains(path+"/", "/internal/"),
+				"%s imports %s", p, path)
+		}
+		return nil
+	})
+	require.NoError(t, err)
+	assert.Greater(t, checked, 5, "the example files were found")
+}
+
+func ExampleWithEngine() {
+	ctx := context.Background()
+	// The Docker engine, from the environment (DOCKER_HOST…); another
+	// engine (Kubernetes') is passed the same way.
+	eng, err := sandbox.DockerEngine(ctx)
+	if err != nil {
+		fmt.Println(err)
+		return
+	}
+	defer eng.Close() // after the sandboxes: Close leaves the engine open
+
+	sb, err := sandbox.New(ctx, sandbox.WithEngine(eng), exampleImage)
+	if err != nil {
+		fmt.Println(err)
+		return
+	}
+	defer sb.Close()
+	resp, err := sb.Execute(ctx, "echo hello from $(pwd)")
+	if err != nil {
+		fmt.Println(err)
+		return
+	}
+	fmt.Print(resp.Output) // eng.Name() says "docker", or "podman"
+	// Output:
+	// hello from /workspace
+}
+
+// A program that shares the daemon labels its sandboxes, then lists and
+// prunes only those: other programs' sandboxes are never touched. The
+// criteria of a Filter combine with AND.
+func ExamplePrune() {
+	ctx := context.Background()
+	app := map[string]string{"com.example.app": "report-builder"} // this program
+	run := map[string]string{"com.example.run": rand.Text()}      // this run of it
+	sb, err := sandbox.New(ctx, exampleImage, sandbox.WithLabels(app), sandbox.WithLabels(run))
+	if err != nil {
+		fmt.Println(err)
+		return
+	}
+	defer sb.Close()
+
+	list, err := sandbox.List(ctx, sandbox.Filter{Labels: run})
+	if err != nil {
+		fmt.Println(err)
+		return
+	}
+	fmt.Println("listed", len(list), list[0].ID == sb.ID())
+
+	// At start-up, the orphans of an earlier run of this program (it
+	// crashed before Close) and anything of it older than a day:
+	_, _ = sandbox.Prune(ctx, sandbox.Filter{Labels: app, DeadOwners: true})
+	_, _ = sandbox.Prune(ctx, sandbox.Filter{Labels: app, OlderThan: 24 * time.Hour})
+
+	// At shutdown, everything this run made:
+	removed, err := sandbox.Prune(ctx, sandbox.Filter{Labels: run})
+	if err != nil {
+		fmt.Println(err)
+		return
+	}
+	fmt.Println("removed", len(removed))
+	// Output:
+	// listed 1 true
+	// removed 1
+}
+
+// WaitReady lets a program pay for the pool's first sandbox at start-up,
+// not on its first Get.
+func ExamplePool_WaitReady() {
+	ctx := context.Background()
+	pool, err := sandbox.NewPool(ctx, sandbox.PoolSize(1), sandbox.PoolSandboxOptions(exampleImage))
+	if err != nil {
+		fmt.Println(err)
+		return
+	}
+	defer pool.Close()
+	if err := pool.WaitReady(ctx); err != nil {
+		fmt.Println(err)
+		return
+	}
+	sb, err := pool.Get(ctx) // handed out at once
+	if err != nil {
+		fmt.Println(err)
+		return
+	}
+	defer sb.Close()
+	resp, _ := sb.Execute(ctx, "echo ready")
+	fmt.Print(resp.Output)
+	// Output: ready
 }

@@ -9,6 +9,8 @@ import (
 	"strings"
 	"time"
 	"unicode/utf8"
+
+	"github.com/dockersandbox/sandbox/internal/docker"
 )
 
 // ExecuteResponse is the outcome of Execute.
@@ -72,7 +74,10 @@ func ExecDir(dir string) ExecOption {
 	}
 }
 
-// ExecUser runs the command as another user.
+// ExecUser runs the command as another user: a name, a uid, "uid:gid" or
+// "name:group", as the image's user is given. A name the sandbox's
+// /etc/passwd (or a group its /etc/group) does not have is ErrUnknownUser,
+// naming it, and nothing runs; the sandbox stays usable.
 func ExecUser(user string) ExecOption {
 	return func(c *execConfig) error {
 		c.user = user
@@ -90,7 +95,9 @@ func ExecOutput(w io.Writer) ExecOption {
 }
 
 // Execute runs command with sh -c in the working directory and returns its
-// combined output and exit code. A timeout (the sandbox's default unless
+// combined output and exit code. The command may be up to MaxCommandBytes
+// long (16 MiB; a heredoc of a large file included); a longer one is
+// ErrCommandTooLong. A timeout (the sandbox's default unless
 // ExecTimeout says otherwise) or the end of ctx kills the command's whole
 // process tree and returns promptly with the output so far: a timeout as
 // exit code 124 with a "Command timed out" line, the end of ctx as ctx's
@@ -98,7 +105,7 @@ func ExecOutput(w io.Writer) ExecOption {
 // the command prints; the command still runs to completion.
 //
 // A non-zero exit status is not an error: it is in ExitCode.
-func (s *DockerSandbox) Execute(ctx context.Context, command string, opts ...ExecOption) (ExecuteResponse, error) {
+func (s *Sandbox) Execute(ctx context.Context, command string, opts ...ExecOption) (ExecuteResponse, error) {
 	cfg := execConfig{timeout: s.opts.executeTimeout}
 	for _, opt := range opts {
 		if err := opt(&cfg); err != nil {
@@ -130,6 +137,29 @@ func (s *DockerSandbox) Execute(ctx context.Context, command string, opts ...Exe
 		resp.Output += "Error: Command timed out after " + seconds(cfg.timeout) + " seconds."
 	}
 	return resp, nil
+}
+
+// MaxCommandBytes is the longest command that Execute, Command and
+// StartProcess take: a longer one is ErrCommandTooLong, before anything
+// runs. A command over 64 KiB does not go to the shell as its argument,
+// which Linux caps at 128 KiB, but as a file it reads (its processes do not
+// inherit it): $0, $@, stdin, the exit status and the timeout are as with
+// sh -c, and only the shell's own error messages (a syntax error, a
+// command not found) name the file /dev/fd/3. The limit keeps the request
+// that carries the command (base64 on the wire when long) well within the
+// protocol's 64 MiB frame, and the helper's memory to a few times the
+// command.
+const MaxCommandBytes = 16 << 20
+
+// checkCommand refuses an empty command and one over MaxCommandBytes.
+func checkCommand(command string) error {
+	switch {
+	case command == "":
+		return ErrEmptyCommand
+	case len(command) > MaxCommandBytes:
+		return fmt.Errorf("%w: %d bytes, over the limit of %d (16 MiB; see MaxCommandBytes)", ErrCommandTooLong, len(command), MaxCommandBytes)
+	}
+	return nil
 }
 
 // seconds renders d as Python's str() renders a number of seconds: "120", "2.5".
@@ -179,4 +209,102 @@ func trimPartialRune(b []byte) []byte {
 		}
 	}
 	return b
+}
+
+// unknownUser returns ErrUnknownUser, naming user, when an exec as user
+// failed and the sandbox's /etc/passwd (or /etc/group) has no such user
+// (or group); else nil. An engine's own refusal of other users
+// (errors.ErrUnsupported) stands.
+func (s *Sandbox) unknownUser(ctx context.Context, user string, err error) error {
+	if errors.Is(err, errors.ErrUnsupported) || ctx.Err() != nil || s.closed.Load() {
+		return nil
+	}
+	ctx, cancel := context.WithTimeout(ctx, handshakeTimeout)
+	defer cancel()
+	cp := func(ctx context.Context, path string) (io.ReadCloser, error) { return s.eng.CopyFrom(ctx, s.id, path) }
+	_, _, rerr := docker.ResolveUser(ctx, cp, user)
+	if !errors.Is(rerr, docker.ErrNoEntry) {
+		return nil
+	}
+	if !strings.Contains(user, ":") {
+		rerr = errors.Unwrap(rerr) // not "user %q" again
+	}
+	return fmt.Errorf("%w %q: %w", ErrUnknownUser, user, rerr)
+}
+
+// SafeText makes text that came out of a sandbox (command output, file
+// content, grep lines) safe to show to a model and to print on a terminal:
+// nothing in the result can move a terminal's cursor, change its colours or
+// title, ring its bell, clear its screen or hide text, and every byte the
+// sandbox produced stays visible as something.
+//
+//   - "\n" and "\t" are kept, and so is "\r" right before "\n" (a CRLF line
+//     end); a lone "\r", which would let later text overwrite earlier text
+//     on a terminal, becomes U+240D (␍).
+//   - The other C0 control characters U+0000–U+001F, NUL and ESC included,
+//     become their Unicode Control Pictures U+2400–U+241F (␀ … ␛ …), and
+//     DEL (U+007F) becomes U+2421 (␡): one visible character for one.
+//   - The C1 control characters U+0080–U+009F (among them CSI, U+009B,
+//     which some terminals take for ESC [) become the six ASCII characters
+//     `\u0080` … `\u009f`: they have no pictures.
+//   - Invalid UTF-8 becomes U+FFFD (�), so the result is valid UTF-8.
+//
+// Everything else, other Unicode format characters included, is kept.
+// Text that needs no change is returned as is, without copying.
+//
+// The library does not apply SafeText itself (Execute's output and Read's
+// content are the bytes the sandbox produced, as valid UTF-8); package
+// tools applies it to the text it gives the model.
+func SafeText(s string) string {
+	if !needsSafeText(s) {
+		return s
+	}
+	var b strings.Builder
+	b.Grow(len(s) + len(s)/8)
+	for i := 0; i < len(s); {
+		r, size := utf8.DecodeRuneInString(s[i:])
+		switch {
+		case r == utf8.RuneError && size == 1:
+			b.WriteRune(utf8.RuneError)
+		case r == '\n' || r == '\t':
+			b.WriteByte(byte(r))
+		case r == '\r':
+			if i+1 < len(s) && s[i+1] == '\n' {
+				b.WriteByte('\r')
+			} else {
+				b.WriteRune('\u240D')
+			}
+		case r < 0x20:
+			b.WriteRune(0x2400 + r)
+		case r == 0x7f:
+			b.WriteRune('\u2421')
+		case r >= 0x80 && r <= 0x9f:
+			const hex = "0123456789abcdef"
+			b.WriteString(`\u00`)
+			b.WriteByte(hex[r>>4])
+			b.WriteByte(hex[r&0xf])
+		default:
+			b.WriteString(s[i : i+size])
+		}
+		i += size
+	}
+	return b.String()
+}
+
+// needsSafeText reports whether SafeText would change s.
+func needsSafeText(s string) bool {
+	for i := 0; i < len(s); i++ {
+		c := s[i]
+		switch {
+		case c == '\r':
+			if i+1 == len(s) || s[i+1] != '\n' {
+				return true
+			}
+		case c < 0x20 && c != '\n' && c != '\t', c == 0x7f:
+			return true
+		case c == 0xc2 && i+1 < len(s) && s[i+1] >= 0x80 && s[i+1] <= 0x9f: // U+0080–U+009F
+			return true
+		}
+	}
+	return !utf8.ValidString(s)
 }

@@ -1,6 +1,8 @@
 package sandbox
 
 import (
+	"encoding/json"
+	"errors"
 	"fmt"
 	"io"
 	"maps"
@@ -12,15 +14,17 @@ import (
 	"time"
 
 	"github.com/dockersandbox/sandbox/engine"
+	"github.com/dockersandbox/sandbox/internal/docker"
+	"github.com/dockersandbox/sandbox/internal/egress"
+	"github.com/dockersandbox/sandbox/internal/helperbin"
+	"github.com/dockersandbox/sandbox/internal/testhook"
 	"github.com/moby/moby/api/types/container"
 	"github.com/moby/moby/client"
 )
 
 // Defaults of New.
 const (
-	// DefaultImage is the image used when WithImage is not given. (The
-	// Python library 1.1 defaults to astral-sh's uv image on GitHub's
-	// registry; 1.2 moved to this one, which needs no registry host.)
+	// DefaultImage is the image used when WithImage is not given.
 	DefaultImage = "python:3.13-slim"
 	// DefaultWorkingDir is the sandbox's working directory.
 	DefaultWorkingDir = "/workspace"
@@ -32,8 +36,11 @@ const (
 	DefaultMaxDownloadBytes = 1 << 30
 )
 
-// An Option configures New. Invalid values make New fail with
-// ErrInvalidOption before any container exists.
+// An Option configures New, and some of them Attach, List, Prune and the
+// snapshot functions: each option's doc says where it applies beyond New.
+// An invalid value, or an option given to a call it does not apply to
+// (New(ctx, WithStart()), say), makes the call fail with ErrInvalidOption
+// before any container exists.
 type Option func(*options) error
 
 // PullPolicy says when New pulls the image.
@@ -66,6 +73,8 @@ type options struct {
 	clientOpts     []client.Opt
 	client         *client.Client
 	networkMode    string
+	egress         *EgressPolicy  // WithEgress (egress.go)
+	egressPolicy   *egress.Policy // and parsed
 	dns            []netip.Addr
 	gpus           int // 0 none, -1 all
 	env            []string
@@ -89,11 +98,41 @@ type options struct {
 	idleTimeout    time.Duration
 	secure         bool
 	owner          string
-	snap           snapshotFrom   // FromSnapshot (fork.go)
-	durable        durableOptions // pause.go
-	procsIdle      bool           // WithProcessKeepAlive(false) (process_options.go)
+	snap           snapshotFrom   // FromSnapshot (snapshot.go)
+	durable        durableOptions // lifecycle.go
+	procsIdle      bool           // WithProcessKeepAlive(false) (process.go)
 	engine         engine.Engine  // WithEngine (engine_option.go)
+	used           []optionUse    // the options given, for the check that each applies
+	// helperBinary returns the helper to install for an architecture;
+	// nil: the committed one (helperbin.For). Only tests set it (a helper
+	// built with the sandboxtest tag).
+	helperBinary func(arch string) ([]byte, error)
 }
+
+// A call is a function options are given to, for the check that each
+// option applies to it.
+type call uint8
+
+const (
+	callNew    call = 1 << iota // New, Fork, a Pool's sandboxes
+	callAttach                  // Attach
+	callEngine                  // List, Prune and the snapshot functions
+	callAny    = callNew | callAttach | callEngine
+)
+
+// optionUse records one option given: its name and the calls it applies to.
+type optionUse struct {
+	name  string
+	calls call
+}
+
+// use records that the option name was given; it applies to calls.
+func (o *options) use(name string, calls call) {
+	o.used = append(o.used, optionUse{name, calls})
+}
+
+// callNames names the functions of each call, for errors.
+var callNames = map[call]string{callNew: "New", callAttach: "Attach", callEngine: "List, Prune and the snapshot functions"}
 
 func defaults() *options {
 	return &options{
@@ -107,7 +146,26 @@ func defaults() *options {
 	}
 }
 
-func newOptions(opts []Option) (*options, error) {
+func init() {
+	testhook.WithHelperBinary = func(bin func(arch string) ([]byte, error)) any {
+		return Option(func(o *options) error {
+			o.helperBinary = bin
+			return nil
+		})
+	}
+}
+
+// helperFor returns the helper binary to install for arch.
+func (o *options) helperFor(arch string) ([]byte, error) {
+	if o.helperBinary != nil {
+		return o.helperBinary(arch)
+	}
+	return helperbin.For(arch)
+}
+
+// newOptions applies opts, given to fn (one of the call kinds c), and
+// validates them: an option that does not apply to c is ErrInvalidOption.
+func newOptions(opts []Option, c call, fn string) (*options, error) {
 	o := defaults()
 	for _, opt := range opts {
 		if opt == nil {
@@ -117,11 +175,25 @@ func newOptions(opts []Option) (*options, error) {
 			return nil, fmt.Errorf("%w: %v", ErrInvalidOption, err)
 		}
 	}
+	for _, u := range o.used {
+		if u.calls&c == 0 {
+			var to []string
+			for _, k := range []call{callNew, callAttach, callEngine} {
+				if u.calls&k != 0 {
+					to = append(to, callNames[k])
+				}
+			}
+			return nil, fmt.Errorf("%w: %s does not apply to %s (it applies to %s)", ErrInvalidOption, u.name, fn, strings.Join(to, ", "))
+		}
+	}
 	if o.client != nil && len(o.clientOpts) > 0 {
 		return nil, fmt.Errorf("%w: WithClient and WithClientOptions exclude each other", ErrInvalidOption)
 	}
 	if err := o.checkEngine(); err != nil {
 		return nil, err
+	}
+	if o.egress != nil && (o.networkMode != "" && o.networkMode != "none" || len(o.dns) > 0) {
+		return nil, fmt.Errorf("%w: WithEgress gives the sandbox no network of its own: it excludes WithNetworkMode(%q) and WithDNS", ErrInvalidOption, o.networkMode)
 	}
 	return o, nil
 }
@@ -129,6 +201,7 @@ func newOptions(opts []Option) (*options, error) {
 // WithImage sets the image (default DefaultImage).
 func WithImage(image string) Option {
 	return func(o *options) error {
+		o.use("WithImage", callNew)
 		if strings.TrimSpace(image) == "" || strings.ContainsAny(image, " \t\n") {
 			return fmt.Errorf("image %q is not an image reference", image)
 		}
@@ -143,6 +216,7 @@ var validName = regexp.MustCompile(`^[a-zA-Z0-9][a-zA-Z0-9_.-]+$`)
 // use makes New fail.
 func WithName(name string) Option {
 	return func(o *options) error {
+		o.use("WithName", callNew)
 		if !validName.MatchString(name) {
 			return fmt.Errorf("container name %q must match %s", name, validName)
 		}
@@ -156,6 +230,7 @@ func WithName(name string) Option {
 // absolute path in the container as target, options such as "ro".
 func WithVolumes(binds ...string) Option {
 	return func(o *options) error {
+		o.use("WithVolumes", callNew)
 		for _, b := range binds {
 			parts := strings.Split(b, ":")
 			if len(parts) < 2 || len(parts) > 3 || parts[0] == "" || !path.IsAbs(parts[1]) {
@@ -172,6 +247,7 @@ func WithVolumes(binds ...string) Option {
 // owned by the sandbox user.
 func WithWorkingDir(dir string) Option {
 	return func(o *options) error {
+		o.use("WithWorkingDir", callNew)
 		if !path.IsAbs(dir) || strings.ContainsRune(dir, 0) {
 			return fmt.Errorf("working dir %q must be an absolute path", dir)
 		}
@@ -190,24 +266,27 @@ func WithWorkingDir(dir string) Option {
 // Anything that keeps a connection from using it makes it use the stream.
 func WithDirectPorts(on bool) Option {
 	return func(o *options) error {
+		o.use("WithDirectPorts", callNew)
 		o.directPorts = on
 		return nil
 	}
 }
 
 // WithAutoRemove says whether Close removes the container (default true)
-// or only stops it.
+// or only stops it. It applies to New and Attach.
 func WithAutoRemove(remove bool) Option {
 	return func(o *options) error {
+		o.use("WithAutoRemove", callNew|callAttach)
 		o.autoRemove = remove
 		return nil
 	}
 }
 
 // WithExecuteTimeout sets Execute's default timeout (default
-// DefaultExecuteTimeout); 0 means no timeout.
+// DefaultExecuteTimeout); 0 means no timeout. It applies to New and Attach.
 func WithExecuteTimeout(d time.Duration) Option {
 	return func(o *options) error {
+		o.use("WithExecuteTimeout", callNew|callAttach)
 		if d < 0 {
 			return fmt.Errorf("execute timeout %v is negative", d)
 		}
@@ -218,8 +297,10 @@ func WithExecuteTimeout(d time.Duration) Option {
 
 // WithMaxOutputBytes caps the output Execute returns (default
 // DefaultMaxOutputBytes); the rest is counted and dropped as it streams.
+// It applies to New and Attach.
 func WithMaxOutputBytes(n int) Option {
 	return func(o *options) error {
+		o.use("WithMaxOutputBytes", callNew|callAttach)
 		if n <= 0 {
 			return fmt.Errorf("max output bytes %d must be positive", n)
 		}
@@ -229,16 +310,16 @@ func WithMaxOutputBytes(n int) Option {
 }
 
 // WithClientOptions configures the Docker client New creates, for example
-// a remote daemon over TLS:
+// a remote daemon over TLS. Without it the client follows DOCKER_HOST,
+// DOCKER_TLS_VERIFY and DOCKER_CERT_PATH; with it, only the options given
+// count (add client.FromEnv first to start from the environment).
 //
-//	sandbox.WithClientOptions(client.WithHost("tcp://10.0.0.5:2376"),
-//		client.WithTLSClientConfig(ca, cert, key))
-//
-// Without it the client follows DOCKER_HOST, DOCKER_TLS_VERIFY and
-// DOCKER_CERT_PATH; with it, only the options given count (add
-// client.FromEnv first to start from the environment).
+// Deprecated: choose the engine with WithEngine(e), e from
+// DockerEngine(ctx, opts...), which takes the same client options; one
+// engine serves any number of sandboxes.
 func WithClientOptions(opts ...client.Opt) Option {
 	return func(o *options) error {
+		o.use("WithClientOptions", callAny)
 		o.clientOpts = append(o.clientOpts, opts...)
 		return nil
 	}
@@ -246,8 +327,13 @@ func WithClientOptions(opts ...client.Opt) Option {
 
 // WithClient makes the sandbox use an existing Docker client, for example
 // one shared by many sandboxes. Close does not close it.
+//
+// Deprecated: choose the engine with WithEngine(e), e from
+// DockerEngine(ctx, clientOptions...); to share a client between
+// sandboxes, share the engine.
 func WithClient(c *client.Client) Option {
 	return func(o *options) error {
+		o.use("WithClient", callAny)
 		if c == nil {
 			return fmt.Errorf("nil client")
 		}
@@ -260,6 +346,7 @@ func WithClient(c *client.Client) Option {
 // "host", "container:<id>" or a network's name.
 func WithNetworkMode(mode string) Option {
 	return func(o *options) error {
+		o.use("WithNetworkMode", callNew)
 		if strings.TrimSpace(mode) == "" {
 			return fmt.Errorf("empty network mode")
 		}
@@ -268,9 +355,30 @@ func WithNetworkMode(mode string) Option {
 	}
 }
 
+// WithEgress gives the sandbox an egress policy (see EgressPolicy): no
+// network of its own, and an HTTP proxy inside it that goes where p
+// allows. It excludes a WithNetworkMode other than "none" and WithDNS;
+// SetEgress changes the policy later. An entry of p.Allow that cannot be
+// parsed is ErrInvalidOption. Given to Attach, it serves the egress of a
+// sandbox made with WithEgress by another process (one that ended, say,
+// which took the egress with it); a sandbox made without is
+// ErrInvalidOption.
+func WithEgress(p EgressPolicy) Option {
+	return func(o *options) error {
+		o.use("WithEgress", callNew|callAttach)
+		pol, err := egress.Parse(p.Allow, credentials(p.Credentials))
+		if err != nil {
+			return err
+		}
+		o.egress, o.egressPolicy = &p, pol
+		return nil
+	}
+}
+
 // WithDNS sets the DNS servers (IP addresses).
 func WithDNS(servers ...string) Option {
 	return func(o *options) error {
+		o.use("WithDNS", callNew)
 		for _, s := range servers {
 			a, err := netip.ParseAddr(s)
 			if err != nil {
@@ -287,6 +395,7 @@ func WithDNS(servers ...string) Option {
 // removes the container.
 func WithGPUs(spec string) Option {
 	return func(o *options) error {
+		o.use("WithGPUs", callNew)
 		if spec == "all" {
 			o.gpus = -1
 			return nil
@@ -303,6 +412,7 @@ func WithGPUs(spec string) Option {
 // WithEnv adds environment variables, each "KEY=value".
 func WithEnv(env ...string) Option {
 	return func(o *options) error {
+		o.use("WithEnv", callNew)
 		for _, kv := range env {
 			if k, _, ok := strings.Cut(kv, "="); !ok || k == "" || strings.ContainsRune(kv, 0) {
 				return fmt.Errorf("env %q: want KEY=value", kv)
@@ -317,6 +427,7 @@ func WithEnv(env ...string) Option {
 // the library's and are refused.
 func WithLabels(labels map[string]string) Option {
 	return func(o *options) error {
+		o.use("WithLabels", callNew)
 		for k := range labels {
 			if k == "" || strings.HasPrefix(k, labelPrefix) {
 				return fmt.Errorf("label %q is empty or reserved", k)
@@ -334,6 +445,7 @@ func WithLabels(labels map[string]string) Option {
 // "uid", "uid:gid" or "name:group"); default: the image's user.
 func WithUser(user string) Option {
 	return func(o *options) error {
+		o.use("WithUser", callNew)
 		if strings.TrimSpace(user) == "" || strings.ContainsAny(user, " \t\n") {
 			return fmt.Errorf("user %q is not a user", user)
 		}
@@ -345,6 +457,7 @@ func WithUser(user string) Option {
 // WithMemory limits memory, in bytes (Docker's minimum is 6 MiB).
 func WithMemory(bytes int64) Option {
 	return func(o *options) error {
+		o.use("WithMemory", callNew)
 		if bytes < 6<<20 {
 			return fmt.Errorf("memory limit %d bytes is below Docker's minimum of 6 MiB", bytes)
 		}
@@ -356,6 +469,7 @@ func WithMemory(bytes int64) Option {
 // WithCPUs limits CPU time, in CPUs (e.g. 0.5, 2).
 func WithCPUs(cpus float64) Option {
 	return func(o *options) error {
+		o.use("WithCPUs", callNew)
 		if !(cpus > 0) || cpus > 1024 {
 			return fmt.Errorf("CPUs %v must be in (0, 1024]", cpus)
 		}
@@ -367,6 +481,7 @@ func WithCPUs(cpus float64) Option {
 // WithPidsLimit limits the number of processes in the sandbox.
 func WithPidsLimit(n int64) Option {
 	return func(o *options) error {
+		o.use("WithPidsLimit", callNew)
 		if n <= 0 {
 			return fmt.Errorf("pids limit %d must be positive", n)
 		}
@@ -378,6 +493,7 @@ func WithPidsLimit(n int64) Option {
 // WithShmSize sets the size of /dev/shm, in bytes.
 func WithShmSize(bytes int64) Option {
 	return func(o *options) error {
+		o.use("WithShmSize", callNew)
 		if bytes <= 0 {
 			return fmt.Errorf("shm size %d must be positive", bytes)
 		}
@@ -390,6 +506,7 @@ func WithShmSize(bytes int64) Option {
 // as docker run --device takes them (permissions from "rwm").
 func WithDevices(devices ...string) Option {
 	return func(o *options) error {
+		o.use("WithDevices", callNew)
 		for _, d := range devices {
 			parts := strings.Split(d, ":")
 			m := container.DeviceMapping{PathOnHost: parts[0], PathInContainer: parts[0], CgroupPermissions: "rwm"}
@@ -414,9 +531,10 @@ func WithDevices(devices ...string) Option {
 // nofile, nproc, rss, rtprio, rttime, sigpending, stack; -1 is unlimited.
 func WithUlimits(limits ...Ulimit) Option {
 	return func(o *options) error {
+		o.use("WithUlimits", callNew)
 		for _, l := range limits {
-			if !validUlimit(l.Name) {
-				return fmt.Errorf("ulimit %q: unknown name (want one of %s)", l.Name, strings.Join(ulimitNames(), ", "))
+			if !docker.ValidUlimit(l.Name) {
+				return fmt.Errorf("ulimit %q: unknown name (want one of %s)", l.Name, strings.Join(docker.UlimitNames(), ", "))
 			}
 			if l.Soft < -1 || l.Hard < -1 || (l.Hard >= 0 && (l.Soft == -1 || l.Soft > l.Hard)) {
 				return fmt.Errorf("ulimit %+v: want soft <= hard, -1 for unlimited", l)
@@ -431,6 +549,7 @@ func WithUlimits(limits ...Ulimit) Option {
 // Mount writable volumes (WithVolumes) where the agent must write.
 func WithReadOnlyRootfs(readOnly bool) Option {
 	return func(o *options) error {
+		o.use("WithReadOnlyRootfs", callNew)
 		o.readOnlyRootfs = readOnly
 		return nil
 	}
@@ -439,6 +558,7 @@ func WithReadOnlyRootfs(readOnly bool) Option {
 // WithCapDrop drops Linux capabilities, e.g. "ALL" or "NET_RAW".
 func WithCapDrop(caps ...string) Option {
 	return func(o *options) error {
+		o.use("WithCapDrop", callNew)
 		for _, c := range caps {
 			if c == "" || strings.ContainsAny(c, " \t,") {
 				return fmt.Errorf("capability %q is not a capability name", c)
@@ -452,6 +572,7 @@ func WithCapDrop(caps ...string) Option {
 // WithRuntime selects the OCI runtime, e.g. "runsc" for gVisor.
 func WithRuntime(runtime string) Option {
 	return func(o *options) error {
+		o.use("WithRuntime", callNew)
 		if strings.TrimSpace(runtime) == "" {
 			return fmt.Errorf("empty runtime")
 		}
@@ -463,6 +584,7 @@ func WithRuntime(runtime string) Option {
 // WithPullPolicy says when to pull the image (default PullMissing).
 func WithPullPolicy(p PullPolicy) Option {
 	return func(o *options) error {
+		o.use("WithPullPolicy", callNew)
 		if p < PullMissing || p > PullNever {
 			return fmt.Errorf("unknown pull policy %d", p)
 		}
@@ -474,6 +596,7 @@ func WithPullPolicy(p PullPolicy) Option {
 // WithPullProgress writes image pull progress to w, one line per update.
 func WithPullProgress(w io.Writer) Option {
 	return func(o *options) error {
+		o.use("WithPullProgress", callNew)
 		o.pullProgress = w
 		return nil
 	}
@@ -484,6 +607,7 @@ func WithPullProgress(w io.Writer) Option {
 // The library's own settings (entrypoint, labels) are applied after fn.
 func WithContainerConfig(fn func(*container.Config, *container.HostConfig)) Option {
 	return func(o *options) error {
+		o.use("WithContainerConfig", callNew)
 		if fn == nil {
 			return fmt.Errorf("nil container config function")
 		}
@@ -496,9 +620,10 @@ func WithContainerConfig(fn func(*container.Config, *container.HostConfig)) Opti
 // connection to the in-container helper (default true: about a millisecond
 // per operation) or each through a docker exec of its own (tens of
 // milliseconds). Commands with their own stdin, writers or user always get
-// an exec of their own.
+// an exec of their own. It applies to New and Attach.
 func WithSharedChannel(enabled bool) Option {
 	return func(o *options) error {
+		o.use("WithSharedChannel", callNew|callAttach)
 		o.noChannel = !enabled
 		return nil
 	}
@@ -506,9 +631,10 @@ func WithSharedChannel(enabled bool) Option {
 
 // WithMaxDownloadBytes caps the size of one downloaded file (default
 // DefaultMaxDownloadBytes); a larger one fails with ErrTooLarge without
-// being read.
+// being read. It applies to New and Attach.
 func WithMaxDownloadBytes(n int64) Option {
 	return func(o *options) error {
+		o.use("WithMaxDownloadBytes", callNew|callAttach)
 		if n <= 0 {
 			return fmt.Errorf("max download bytes %d must be positive", n)
 		}
@@ -522,6 +648,7 @@ func WithMaxDownloadBytes(n int64) Option {
 // default), Docker then removes the container.
 func WithLifetime(d time.Duration) Option {
 	return func(o *options) error {
+		o.use("WithLifetime", callNew)
 		if d <= 0 {
 			return fmt.Errorf("lifetime %v must be positive", d)
 		}
@@ -537,6 +664,7 @@ func WithLifetime(d time.Duration) Option {
 // auto-remove on (the default), Docker then removes the container.
 func WithIdleTimeout(d time.Duration) Option {
 	return func(o *options) error {
+		o.use("WithIdleTimeout", callNew)
 		if d <= 0 {
 			return fmt.Errorf("idle timeout %v must be positive", d)
 		}
@@ -562,6 +690,7 @@ const (
 // counts against). See SECURITY.md for what it protects against.
 func WithSecureProfile() Option {
 	return func(o *options) error {
+		o.use("WithSecureProfile", callNew)
 		o.secure = true
 		return nil
 	}
@@ -573,10 +702,158 @@ func WithSecureProfile() Option {
 // a CLI, say) can carry another owner, e.g. "cli".
 func WithOwner(owner string) Option {
 	return func(o *options) error {
+		o.use("WithOwner", callNew)
 		if strings.TrimSpace(owner) == "" {
 			return fmt.Errorf("empty owner")
 		}
 		o.owner = owner
 		return nil
 	}
+}
+
+// WithAutoResume makes a call on a paused sandbox resume it first, instead
+// of failing with ErrPaused. It applies to New and Attach.
+func WithAutoResume() Option {
+	return func(o *options) error {
+		o.use("WithAutoResume", callNew|callAttach)
+		o.durable.autoResume = true
+		return nil
+	}
+}
+
+// WithAutoPause pauses the sandbox when no call ran on this handle for
+// idle, and resumes it on the next call (it implies WithAutoResume). A
+// running command, Cmd or file operation counts as a call however long it
+// runs. It applies to New and Attach, to the handle that has it: calls
+// from other handles or processes do not count and find it paused.
+func WithAutoPause(idle time.Duration) Option {
+	return func(o *options) error {
+		o.use("WithAutoPause", callNew|callAttach)
+		if idle <= 0 {
+			return fmt.Errorf("auto-pause idle time %v must be positive", idle)
+		}
+		o.durable.autoPause, o.durable.autoResume = idle, true
+		return nil
+	}
+}
+
+// WithStart makes Attach start a stopped sandbox (see Stop) before it
+// attaches to it; without it, Attach fails on one with ErrStopped. It
+// applies to Attach only.
+func WithStart() Option {
+	return func(o *options) error {
+		o.use("WithStart", callAttach)
+		o.durable.start = true
+		return nil
+	}
+}
+
+// WithProcessKeepAlive says whether the sandbox's running processes count
+// as activity for its idle timeout (WithIdleTimeout): true by default, so
+// that a server started with StartProcess keeps its sandbox; false lets the
+// sandbox end when no request came for the idle timeout, processes or not.
+func WithProcessKeepAlive(keep bool) Option {
+	return func(o *options) error {
+		o.use("WithProcessKeepAlive", callNew)
+		o.procsIdle = !keep
+		return nil
+	}
+}
+
+// FromSnapshot makes New create the sandbox from the snapshot: its image,
+// and the options the snapshotted sandbox was made with (working
+// directory, user, environment, labels, limits, network, secure profile,
+// lifetimes...). Options after it override those; put it first. The
+// secure profile's in-memory directories start with the recorded content.
+// The snapshot must be on the engine New connects to.
+func FromSnapshot(snap *Snapshot) Option {
+	return func(o *options) error {
+		o.use("FromSnapshot", callNew)
+		if snap == nil || snap.ID == "" {
+			return errors.New("nil snapshot")
+		}
+		var r snapshotRecord
+		if err := json.Unmarshal([]byte(snap.Labels[LabelSnapshotOptions]), &r); err != nil {
+			return fmt.Errorf("%w %s: its options label is unreadable: %v", errNoSnapshot, shortImageID(snap.ID), err)
+		}
+		if err := r.apply(o); err != nil {
+			return fmt.Errorf("snapshot %s: %v", shortImageID(snap.ID), err)
+		}
+		o.image, o.pullPolicy = snap.ID, PullNever
+		o.snap = snapshotFrom{id: snap.ID, base: r.Image, volumes: r.Volumes}
+		return nil
+	}
+}
+
+// WithEngine makes the sandbox run on e: DockerEngine's value, or another
+// engine (Kubernetes', from its own module). Without it, New connects to
+// Docker from the environment (or as WithClient or WithClientOptions
+// say); it excludes those two: one way chooses the engine. The sandbox
+// does not close e: the caller does, after the sandboxes it made are
+// closed. It applies to New, Attach, List, Prune, and on Docker to the
+// snapshot functions.
+//
+// On an engine other than Docker's, the Docker-only options are refused
+// with ErrInvalidOption naming the option and the engine: WithVolumes,
+// WithDNS, WithGPUs, WithDevices, WithUlimits, WithRuntime, WithShmSize,
+// WithContainerConfig, WithNetworkMode other than "none", WithPullPolicy
+// other than PullMissing, WithPullProgress, and FromSnapshot; Snapshot
+// fails with an error wrapping errors.ErrUnsupported.
+func WithEngine(e engine.Engine) Option {
+	return func(o *options) error {
+		o.use("WithEngine", callAny)
+		if e == nil {
+			return fmt.Errorf("nil engine")
+		}
+		o.engine = e
+		return nil
+	}
+}
+
+// checkEngine refuses WithEngine beside WithClient or WithClientOptions.
+func (o *options) checkEngine() error {
+	if o.engine != nil && (o.client != nil || len(o.clientOpts) > 0) {
+		return fmt.Errorf("%w: WithEngine excludes WithClient and WithClientOptions (make the Docker engine with DockerEngine(ctx, clientOptions...))", ErrInvalidOption)
+	}
+	return nil
+}
+
+// neutral refuses the options that only the Docker engine has, for New
+// on the engine named name.
+func (o *options) neutral(name string) error {
+	var used []string
+	for _, c := range []struct {
+		set  bool
+		name string
+	}{
+		{len(o.binds) > 0, "WithVolumes"},
+		{len(o.dns) > 0, "WithDNS"},
+		{o.gpus != 0, "WithGPUs"},
+		{len(o.devices) > 0, "WithDevices"},
+		{len(o.ulimits) > 0, "WithUlimits"},
+		{o.runtime != "", "WithRuntime"},
+		{o.shmSize != 0, "WithShmSize"},
+		{len(o.configure) > 0, "WithContainerConfig"},
+		{o.networkMode != "" && o.networkMode != "none", fmt.Sprintf("WithNetworkMode(%q)", o.networkMode)},
+		{o.pullPolicy != PullMissing, "WithPullPolicy"},
+		{o.pullProgress != nil, "WithPullProgress"},
+		{o.snap.id != "", "FromSnapshot"},
+	} {
+		if c.set {
+			used = append(used, c.name)
+		}
+	}
+	if len(used) > 0 {
+		return fmt.Errorf("%w: %v: Docker only, not on the %s engine", ErrInvalidOption, used, name)
+	}
+	return nil
+}
+
+// dockerOf returns eng as the Docker engine, or an error wrapping
+// errors.ErrUnsupported that says what needs Docker.
+func dockerOf(eng engine.Engine, what string) (*docker.Engine, error) {
+	if d, ok := eng.(*docker.Engine); ok {
+		return d, nil
+	}
+	return nil, fmt.Errorf("sandbox: %s needs the Docker engine, not %s: %w", what, eng.Name(), errors.ErrUnsupported)
 }

@@ -25,7 +25,7 @@ type Pool struct {
 }
 
 type pooled struct {
-	sb      *DockerSandbox
+	sb      *Sandbox
 	created time.Time
 }
 
@@ -78,7 +78,7 @@ func NewPool(ctx context.Context, opts ...PoolOption) (*Pool, error) {
 			return nil, fmt.Errorf("%w: %v", ErrInvalidOption, err)
 		}
 	}
-	if _, err := newOptions(cfg.opts); err != nil {
+	if _, err := newOptions(cfg.opts, callNew, "New (PoolSandboxOptions)"); err != nil {
 		return nil, err
 	}
 	pctx, cancel := context.WithCancel(context.WithoutCancel(ctx))
@@ -91,7 +91,7 @@ func NewPool(ctx context.Context, opts ...PoolOption) (*Pool, error) {
 }
 
 // Get returns a ready sandbox, or creates one if none is ready.
-func (p *Pool) Get(ctx context.Context) (*DockerSandbox, error) {
+func (p *Pool) Get(ctx context.Context) (*Sandbox, error) {
 	for {
 		select {
 		case it := <-p.ready:
@@ -184,7 +184,7 @@ func (p *Pool) poke() {
 }
 
 // create makes one sandbox with its shared channel open.
-func (p *Pool) create(ctx context.Context) (*DockerSandbox, error) {
+func (p *Pool) create(ctx context.Context) (*Sandbox, error) {
 	sb, err := New(ctx, p.cfg.opts...)
 	if err != nil {
 		return nil, err
@@ -246,7 +246,7 @@ func (p *Pool) expire() {
 
 // healthy reports whether the sandbox's shared channel still works (it
 // breaks when the container dies).
-func (s *DockerSandbox) healthy() bool {
+func (s *Sandbox) healthy() bool {
 	s.chMu.Lock()
 	defer s.chMu.Unlock()
 	return !s.closed.Load() && (s.opts.noChannel || s.ch != nil && !s.ch.broken())

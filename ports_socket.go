@@ -11,10 +11,13 @@ import (
 	"runtime"
 	"strings"
 	"sync"
-	"sync/atomic"
+	"syscall"
 	"time"
 
+	"github.com/dockersandbox/sandbox/engine"
+	"github.com/dockersandbox/sandbox/internal/docker"
 	"github.com/dockersandbox/sandbox/internal/proto"
+	"github.com/dockersandbox/sandbox/internal/testhook"
 	"github.com/moby/moby/api/types/container"
 	"github.com/moby/moby/api/types/mount"
 )
@@ -165,13 +168,21 @@ func (ps *portSocket) introduce(c *net.UnixConn) {
 	// One byte into a connection nothing was written to does not block.
 	// The dial closes c if the helper does not say it took it.
 	_, _ = c.Write([]byte{proto.DirectAck})
-	time.Sleep(time.Duration(testAfterAck.Load()))
+	// testhook.AckDelay, set by tests only, is how long an introduction
+	// pauses once it acknowledged its connection: whatever follows must
+	// leave the connection alone.
+	time.Sleep(time.Duration(testhook.AckDelay.Load()))
 }
 
-// testAfterAck, set by tests only, is how long an introduction pauses once
-// it acknowledged its connection: whatever follows must leave the
-// connection alone.
-var testAfterAck atomic.Int64
+func init() {
+	testhook.HasPortSocket = func(sb any) bool { return sb.(*Sandbox).ports != nil }
+	testhook.ConnIsDirect = func(c net.Conn) bool {
+		cc, ok := c.(*Conn)
+		return ok && cc.dc != nil
+	}
+	testhook.LabelPortsDir = labelPortsDir
+	testhook.MaxIntroductions = maxIntroductions
+}
 
 // expect registers a dial's token; the connection that brings it arrives
 // on the channel. The dial calls forget when it no longer waits.
@@ -236,8 +247,8 @@ const labelPortsDir = labelPrefix + "ports-dir"
 
 // portSocket returns a new port socket for a sandbox on d, or nil when
 // Dial cannot use one (see WithDirectPorts) or it could not be made.
-func (o *options) portSocket(d *dockerEngine, host *container.HostConfig) *portSocket {
-	if !o.directPorts || !o.autoRemove || runtime.GOOS != "linux" || !d.local() || mountsAt(host, portsDir) {
+func (o *options) portSocket(d *docker.Engine, host *container.HostConfig) *portSocket {
+	if !o.directPorts || !o.autoRemove || runtime.GOOS != "linux" || !d.Local() || docker.MountsAt(host, portsDir) {
 		return nil
 	}
 	ps, err := newPortSocket()
@@ -247,17 +258,10 @@ func (o *options) portSocket(d *dockerEngine, host *container.HostConfig) *portS
 	return ps
 }
 
-// local reports whether the daemon runs on this machine: the client
-// reaches it on a unix socket.
-func (d *dockerEngine) local() bool {
-	h, ok := d.cli.(interface{ DaemonHost() string })
-	return ok && strings.HasPrefix(h.DaemonHost(), "unix://")
-}
-
 // closePorts, after Close removed or stopped the container, closes the
 // sandbox's port socket and removes its directory (or a detached
 // sandbox's, from its label) when the container is gone.
-func (s *DockerSandbox) closePorts() {
+func (s *Sandbox) closePorts() {
 	if s.ports != nil {
 		if s.opts.autoRemove {
 			s.ports.close()
@@ -272,7 +276,7 @@ func (s *DockerSandbox) closePorts() {
 }
 
 // detachPorts stops the port socket of a sandbox handed over by Detach.
-func (s *DockerSandbox) detachPorts() {
+func (s *Sandbox) detachPorts() {
 	if s.ports != nil {
 		s.ports.detach()
 	}
@@ -291,4 +295,55 @@ func removePortsDir(dir string) {
 		return
 	}
 	os.RemoveAll(dir)
+}
+
+// portDirMinAge is how old a port socket must be before the sweep looks at
+// it: between bind and listen a new socket refuses connections too.
+const portDirMinAge = time.Minute
+
+// sweepPortDirs removes the port socket directories (see newPortSocket) in
+// the temporary directory whose socket nobody listens on any more and that
+// no container in list names: the program that made them died without
+// Close (SIGKILL, a crash inside New) and its container went another way
+// (its idle timeout or lifetime, docker rm, a sweep). A directory without a
+// socket (a detached sandbox's, whose handle from Attach removes it) is
+// left alone, as is one another user owns. New calls it, after it swept
+// the abandoned containers; list is the daemon's sandboxes it listed
+// before, less those it removed.
+func sweepPortDirs(list []engine.Info) {
+	tmp := filepath.Clean(os.TempDir())
+	entries, err := os.ReadDir(tmp)
+	if err != nil {
+		return
+	}
+	named := map[string]bool{}
+	for _, c := range list {
+		if d := c.Labels[labelPortsDir]; d != "" {
+			named[d] = true
+		}
+	}
+	for _, e := range entries {
+		dir := filepath.Join(tmp, e.Name())
+		if !e.IsDir() || !strings.HasPrefix(e.Name(), "dockersandbox-") || named[dir] {
+			continue
+		}
+		if deadPortSocket(filepath.Join(dir, "s", filepath.Base(portsSocket))) {
+			removePortsDir(dir)
+		}
+	}
+}
+
+// deadPortSocket reports whether sock is a unix socket older than
+// portDirMinAge that refuses connections: its listener is gone.
+func deadPortSocket(sock string) bool {
+	fi, err := os.Lstat(sock)
+	if err != nil || fi.Mode().Type() != os.ModeSocket || time.Since(fi.ModTime()) < portDirMinAge {
+		return false
+	}
+	c, err := net.DialTimeout("unix", sock, time.Second)
+	if err == nil {
+		c.Close() // alive: its library reads no token and closes it
+		return false
+	}
+	return errors.Is(err, syscall.ECONNREFUSED)
 }

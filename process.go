@@ -1,43 +1,34 @@
 package sandbox
 
 import (
+	"bytes"
 	"context"
 	"errors"
 	"fmt"
+	"io"
+	"strings"
 	"syscall"
 	"time"
+	"unicode/utf8"
 
 	"github.com/dockersandbox/sandbox/internal/proto"
 )
 
-// Errors of processes (see Start). Test for them with errors.Is.
-var (
-	// ErrProcessNotFound: the sandbox has no process with the ID (never
-	// started, forgotten, or the sandbox's container restarted since).
-	ErrProcessNotFound = errors.New("sandbox: process not found")
-	// ErrProcessDone: the process exited; it takes no input or signal.
-	ErrProcessDone = errors.New("sandbox: process already exited")
-	// ErrStdinClosed: CloseStdin was called; the process takes no more input.
-	ErrStdinClosed = errors.New("sandbox: process stdin closed")
-	// ErrTooManyProcesses: the sandbox's process table is full of running
-	// processes (it holds 1024, forgetting the oldest exited ones first).
-	ErrTooManyProcesses = errors.New("sandbox: too many processes")
-)
-
-// ProcState is whether a process runs.
-type ProcState string
+// ProcessStatus is whether a process runs.
+type ProcessStatus string
 
 // Process states.
 const (
-	ProcessRunning ProcState = "running"
-	ProcessExited  ProcState = "exited"
+	ProcessRunning ProcessStatus = "running"
+	ProcessExited  ProcessStatus = "exited"
 )
 
 // ProcessInfo describes a process of the sandbox.
 type ProcessInfo struct {
-	ID      string
+	ID string
+	// Command is the process's command, its first 8 KiB when longer.
 	Command string
-	State   ProcState
+	State   ProcessStatus
 	// ExitCode is the shell's exit status once exited: 128+n when signal
 	// n ended it.
 	ExitCode int
@@ -45,7 +36,7 @@ type ProcessInfo struct {
 	Signal  syscall.Signal
 	Started time.Time
 	Ended   time.Time // zero while running
-	// TTY reports a process that runs on a pseudo-terminal (WithTTY).
+	// TTY reports a process that runs on a pseudo-terminal (ProcessTTY).
 	TTY bool
 	// LogSize is the size of the process's output log in bytes.
 	LogSize int
@@ -55,35 +46,37 @@ type ProcessInfo struct {
 func (i ProcessInfo) Running() bool { return i.State == ProcessRunning }
 
 // Process is a command that the sandbox's helper runs in the background
-// (see Start). Its methods may be called from several goroutines; every
-// call asks the helper, so a Process found again with DockerSandbox.Process
+// (see StartProcess). Its methods may be called from several goroutines; every
+// call asks the helper, so a Process found again with Sandbox.Process
 // (from any program that attached to the sandbox) behaves the same.
 type Process struct {
-	s  *DockerSandbox
+	s  *Sandbox
 	id string
 }
 
 // ID returns the process's ID, unique in its sandbox.
 func (p *Process) ID() string { return p.id }
 
-// Start runs command with sh -c in the background and returns at once. The
+// StartProcess runs command with sh -c in the background and returns at once. The
 // sandbox's helper (its PID 1), not the calling program, owns the process:
 // it keeps running when this program exits or the shared channel breaks,
 // and any program that attaches to the sandbox finds it again with
 // Process or Processes. It runs as the sandbox's user, in the working
-// directory, in a session of its own; its stdout and stderr go, interleaved
+// directory, in a session of its own (there is no user option); the
+// command may be up to MaxCommandBytes long, as for Execute (ProcessInfo
+// keeps its first 8 KiB); its stdout and stderr go, interleaved
 // in the order written, to an output log of DefaultLogSize bytes
-// (WithLogSize) that keeps the latest output (Read, Follow); its stdin is
-// a pipe that stays open until CloseStdin (or, with WithTTY, a terminal).
+// (ProcessLogSize) that keeps the latest output (Read, Follow); its stdin is
+// a pipe that stays open until CloseStdin (or, with ProcessTTY, a terminal).
 // Running processes count as activity for the idle timeout unless
 // WithProcessKeepAlive(false); Close ends them all with the container.
-// Start does not wait for the exec: a directory the user may not enter
+// StartProcess does not wait for the exec: a directory the user may not enter
 // ends the process with status 127 and the reason in its output (as does,
 // rarely, a launch that a command of the sandbox broke by killing the
 // helper's launcher at that moment).
-func (s *DockerSandbox) Start(ctx context.Context, command string, opts ...ProcessOption) (*Process, error) {
-	if command == "" {
-		return nil, ErrEmptyCommand
+func (s *Sandbox) StartProcess(ctx context.Context, command string, opts ...ProcessOption) (*Process, error) {
+	if err := checkCommand(command); err != nil {
+		return nil, err
 	}
 	var cfg processConfig
 	for _, opt := range opts {
@@ -116,7 +109,7 @@ func (s *DockerSandbox) Start(ctx context.Context, command string, opts ...Proce
 // Processes lists the sandbox's processes, running and exited, oldest
 // first. The table keeps at most 1024 processes: beyond that, the oldest
 // exited ones are forgotten.
-func (s *DockerSandbox) Processes(ctx context.Context) ([]ProcessInfo, error) {
+func (s *Sandbox) Processes(ctx context.Context) ([]ProcessInfo, error) {
 	res, err := s.procCall(ctx, proto.Request{Op: proto.OpProcList, Proc: &proto.ProcRequest{}}, nil, nil)
 	if err != nil {
 		return nil, err
@@ -135,9 +128,9 @@ func (s *DockerSandbox) Processes(ctx context.Context) ([]ProcessInfo, error) {
 	return out, nil
 }
 
-// Process finds the process with the given ID (from Start or Processes,
+// Process finds the process with the given ID (from StartProcess or Processes,
 // possibly of another program): ErrProcessNotFound when there is none.
-func (s *DockerSandbox) Process(ctx context.Context, id string) (*Process, error) {
+func (s *Sandbox) Process(ctx context.Context, id string) (*Process, error) {
 	if err := checkProcID(id); err != nil {
 		return nil, err
 	}
@@ -158,7 +151,7 @@ func (p *Process) Info(ctx context.Context) (ProcessInfo, error) {
 }
 
 // Write writes data to the process's stdin (its terminal's input with
-// WithTTY), in requests of at most MaxProcessRead bytes, and returns how
+// ProcessTTY), in requests of at most MaxProcessRead bytes, and returns how
 // many bytes it took. It blocks while the process
 // does not read and the pipe is full, until ctx ends. A process that
 // exited is ErrProcessDone; after CloseStdin, ErrStdinClosed.
@@ -181,7 +174,7 @@ func (p *Process) Write(ctx context.Context, data []byte) (int, error) {
 }
 
 // CloseStdin closes the process's stdin: it reads end of file. On a
-// terminal (WithTTY) it types the end-of-file character (Ctrl-D) instead.
+// terminal (ProcessTTY) it types the end-of-file character (Ctrl-D) instead.
 func (p *Process) CloseStdin(ctx context.Context) error {
 	_, err := p.call(ctx, proto.OpProcCloseStdin, proto.ProcRequest{})
 	return err
@@ -206,7 +199,7 @@ func (p *Process) Kill(ctx context.Context) error {
 	return err
 }
 
-// Resize sets the size of the terminal of a process started WithTTY; its
+// Resize sets the size of the terminal of a process started ProcessTTY; its
 // foreground program gets SIGWINCH.
 func (p *Process) Resize(ctx context.Context, rows, cols int) error {
 	if err := checkProcWinsize(rows, cols); err != nil {
@@ -257,4 +250,208 @@ func (p *Process) info(res *proto.Result) (ProcessInfo, error) {
 		err = fmt.Errorf("%w: asked about process %q, answered about %q", errHelperLied, p.id, procClip(info.ID))
 	}
 	return info, err
+}
+
+// procCall runs a process request on the shared channel (or an exec of its
+// own) and turns the helper's error codes into the typed errors. in, when
+// not nil, is the request's input; out receives its output; p, when not
+// nil, is the process asked about (for error messages).
+func (s *Sandbox) procCall(ctx context.Context, req proto.Request, in []byte, p *Process, out ...io.Writer) (*proto.Result, error) {
+	co := callOptions{shared: true}
+	if in != nil {
+		co.stdin = bytes.NewReader(in)
+	}
+	if len(out) > 0 {
+		co.stdout = out[0]
+	}
+	res, err := s.call(ctx, req, co)
+	if err != nil {
+		return nil, err
+	}
+	if e := res.Error; e != nil {
+		what := "process"
+		if p != nil {
+			what = fmt.Sprintf("process %s", p.id)
+		}
+		switch e.Code {
+		case proto.CodeProcNotFound:
+			return nil, fmt.Errorf("%w: %s", ErrProcessNotFound, procClip(req.Proc.ID))
+		case proto.CodeProcDone:
+			return nil, fmt.Errorf("%s: %w", what, ErrProcessDone)
+		case proto.CodeStdinClosed:
+			return nil, fmt.Errorf("%s: %w", what, ErrStdinClosed)
+		case proto.CodeTooManyProcs:
+			return nil, fmt.Errorf("%w: %s", ErrTooManyProcesses, procClip(e.Message))
+		}
+		return nil, fmt.Errorf("sandbox: %s %s: %w", req.Op, what, e.Err())
+	}
+	if res.Proc == nil && req.Op != proto.OpProcList {
+		return nil, fmt.Errorf("%w: a %s answer without its result", errHelperLied, req.Op)
+	}
+	return res, nil
+}
+
+// procInfo checks a process's info from the helper and converts it.
+func procInfo(pi proto.ProcInfo) (ProcessInfo, error) {
+	if checkProcID(pi.ID) != nil {
+		return ProcessInfo{}, fmt.Errorf("%w: an invalid process ID %q", errHelperLied, procClip(pi.ID))
+	}
+	if pi.Signal < 0 || pi.Signal > 64 || pi.LogSize < 0 || pi.LogSize > proto.MaxLogSize || len(pi.Command) > proto.MaxProcCommand {
+		return ProcessInfo{}, fmt.Errorf("%w: bad process info for %s", errHelperLied, pi.ID)
+	}
+	info := ProcessInfo{
+		ID: pi.ID, Command: pi.Command, State: ProcessExited, ExitCode: pi.ExitCode, Signal: syscall.Signal(pi.Signal),
+		Started: pi.Started, Ended: pi.Ended, TTY: pi.TTY, LogSize: pi.LogSize,
+	}
+	if pi.Running {
+		info.State, info.ExitCode, info.Signal, info.Ended = ProcessRunning, 0, 0, info.Ended.Truncate(0)
+	}
+	return info, nil
+}
+
+// checkProcID refuses an ID that no helper gives: empty, too long, or not
+// printable ASCII.
+func checkProcID(id string) error {
+	if id == "" || len(id) > proto.MaxProcID {
+		return fmt.Errorf("%w: invalid process ID %q", ErrProcessNotFound, procClip(id))
+	}
+	for i := 0; i < len(id); i++ {
+		if c := id[i]; c <= ' ' || c >= 0x7f {
+			return fmt.Errorf("%w: invalid process ID %q", ErrProcessNotFound, procClip(id))
+		}
+	}
+	return nil
+}
+
+// checkProcWinsize checks a terminal size.
+func checkProcWinsize(rows, cols int) error {
+	if rows <= 0 || cols <= 0 || rows > 0xffff || cols > 0xffff {
+		return fmt.Errorf("sandbox: invalid terminal size %dx%d", rows, cols)
+	}
+	return nil
+}
+
+// procClip shortens s (from the container) for an error message.
+func procClip(s string) string {
+	const max = 100
+	if len(s) > max {
+		s = s[:max] + "..."
+	}
+	if !utf8.ValidString(s) {
+		s = fmt.Sprintf("%q", s)
+	}
+	return s
+}
+
+// A ProcessOption adjusts one StartProcess.
+type ProcessOption func(*processConfig) error
+
+type processConfig struct {
+	dir        string
+	env        []string
+	logSize    int
+	tty        bool
+	rows, cols int
+}
+
+// DefaultLogSize is the size of a process's output log unless ProcessLogSize
+// says otherwise (1 MiB); MaxLogSize bounds it (64 MiB).
+const (
+	DefaultLogSize = 1 << 20
+	MaxLogSize     = 64 << 20
+)
+
+// The helper's limits are the same (a negative constant does not convert
+// to uint: a difference fails the build).
+const (
+	_ = uint(DefaultLogSize-proto.DefaultLogSize) + uint(proto.DefaultLogSize-DefaultLogSize)
+	_ = uint(MaxLogSize-proto.MaxLogSize) + uint(proto.MaxLogSize-MaxLogSize)
+)
+
+// ProcessDir runs the process in dir (relative to the working directory).
+func ProcessDir(dir string) ProcessOption {
+	return func(c *processConfig) error {
+		c.dir = dir
+		return nil
+	}
+}
+
+// ProcessEnv adds "KEY=value" environment variables for the process.
+func ProcessEnv(env ...string) ProcessOption {
+	return func(c *processConfig) error {
+		for _, kv := range env {
+			if k, _, ok := strings.Cut(kv, "="); !ok || k == "" || strings.IndexByte(kv, 0) >= 0 {
+				return fmt.Errorf("sandbox: env %q: want KEY=value", kv)
+			}
+		}
+		c.env = append(c.env, env...)
+		return nil
+	}
+}
+
+// ProcessLogSize sets the size of the process's output log in bytes (1 KiB to
+// MaxLogSize; DefaultLogSize when not given). The log keeps the latest
+// output; the memory is the sandbox's, taken as output comes.
+func ProcessLogSize(n int) ProcessOption {
+	return func(c *processConfig) error {
+		if n < 1024 || n > MaxLogSize {
+			return fmt.Errorf("sandbox: log size must be between 1024 and %d, got %d", MaxLogSize, n)
+		}
+		c.logSize = n
+		return nil
+	}
+}
+
+// ProcessTTY runs the process on a pseudo-terminal of rows x cols (stdin,
+// stdout and stderr are the terminal, its controlling terminal; see
+// Process.Resize). The log then holds what the terminal shows, escape
+// sequences and all, with "\r\n" line ends.
+func ProcessTTY(rows, cols int) ProcessOption {
+	return func(c *processConfig) error {
+		if err := checkProcWinsize(rows, cols); err != nil {
+			return err
+		}
+		c.tty, c.rows, c.cols = true, rows, cols
+		return nil
+	}
+}
+
+// OutputDroppedError is Follow's report of skipped output: Dropped bytes
+// in all, the first of them at cursor First. errors.Is(err,
+// ErrOutputDropped) holds for it.
+type OutputDroppedError struct {
+	Dropped int64 // bytes skipped in all
+	First   int64 // cursor of the first byte skipped
+}
+
+func (e *OutputDroppedError) Error() string {
+	return fmt.Sprintf("%v: %d bytes from cursor %d on were not in the log when read (a larger ProcessLogSize keeps more)", ErrOutputDropped, e.Dropped, e.First)
+}
+
+// Is makes errors.Is(err, ErrOutputDropped) hold.
+func (e *OutputDroppedError) Is(target error) bool { return target == ErrOutputDropped }
+
+// dropTally counts what a Follow skipped.
+type dropTally struct{ err *OutputDroppedError }
+
+// add counts out's dropped bytes.
+func (d *dropTally) add(out ProcessOutput) {
+	if out.Dropped <= 0 {
+		return
+	}
+	if d.err == nil {
+		d.err = &OutputDroppedError{First: out.Cursor - out.Dropped}
+	}
+	d.err.Dropped += out.Dropped
+}
+
+// join adds the tally to err (nil: the tally alone, if any).
+func (d *dropTally) join(err error) error {
+	if d.err == nil {
+		return err
+	}
+	if err == nil {
+		return d.err
+	}
+	return errors.Join(err, d.err)
 }

@@ -11,7 +11,10 @@ import (
 
 // MaxProcessRead is the most output one Read returns (1 MiB): what the
 // host holds for a read, whatever the process printed.
-const MaxProcessRead = proto.MaxProcRead
+const MaxProcessRead = 1 << 20
+
+// The helper's limit is the same (see DefaultLogSize's check).
+const _ = uint(MaxProcessRead-proto.MaxProcRead) + uint(proto.MaxProcRead-MaxProcessRead)
 
 // ProcessOutput is a piece of a process's output log (see Read).
 type ProcessOutput struct {
@@ -31,7 +34,7 @@ type ProcessOutput struct {
 	Info ProcessInfo
 }
 
-// A OutputOption adjusts one Read.
+// An OutputOption adjusts one Process.Read.
 type OutputOption func(*outputConfig) error
 
 type outputConfig struct {
@@ -133,7 +136,7 @@ func (p *Process) Follow(ctx context.Context, cursor int64, w io.Writer) (int64,
 		return cursor, fmt.Errorf("sandbox: negative read cursor %d", cursor)
 	}
 	var buf []byte
-	var drops dropTally // process_dropped.go
+	var drops dropTally // process.go
 	for {
 		if err := ctx.Err(); err != nil {
 			return cursor, drops.join(err)

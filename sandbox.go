@@ -4,24 +4,28 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"slices"
+	"strings"
 	"sync"
 	"sync/atomic"
 	"time"
 
 	"github.com/dockersandbox/sandbox/engine"
-	"github.com/dockersandbox/sandbox/internal/helperbin"
+	"github.com/dockersandbox/sandbox/internal/docker"
+	"github.com/dockersandbox/sandbox/internal/testhook"
 	"github.com/moby/moby/api/types/container"
 	"github.com/moby/moby/client"
 )
 
-// DockerSandbox is an isolated Docker container an agent works in. Create
-// it with New and release it with Close. It is safe for concurrent use.
-type DockerSandbox struct {
+// Sandbox is an isolated container an agent works in, on Docker or on
+// another engine (see WithEngine). Create it with New and release it with
+// Close. It is safe for concurrent use.
+type Sandbox struct {
 	id        string
 	opts      *options
-	eng       engine.Engine // the engine the sandbox runs on
-	dock      *dockerEngine // eng, when it is the Docker one; else nil
-	ownEngine bool          // Close and Detach close eng
+	eng       engine.Engine  // the engine the sandbox runs on
+	dock      *docker.Engine // eng, when it is the Docker one; else nil
+	ownEngine bool           // Close and Detach close eng
 
 	closed    atomic.Bool
 	closeMu   sync.Mutex
@@ -36,10 +40,11 @@ type DockerSandbox struct {
 	chOpening *opening // the channel being opened, if any
 	chRetryAt time.Time
 
-	life lifeState // paused, stopped, calls in flight (pause.go)
+	life lifeState // paused, stopped, calls in flight (lifecycle.go)
 
-	ports    *portSocket // the port socket Dial uses, if any (ports_socket.go)
-	portsDir string      // a detached sandbox's port socket directory, to remove with it
+	ports    *portSocket  // the port socket Dial uses, if any (ports_socket.go)
+	egress   *egressState // WithEgress's proxy, if any (egress.go)
+	portsDir string       // a detached sandbox's port socket directory, to remove with it
 }
 
 // closeCall is one attempt of Close; concurrent callers share its outcome.
@@ -47,12 +52,6 @@ type closeCall struct {
 	done chan struct{}
 	err  error
 }
-
-// ErrStillRemoving: Close's bound ended while the daemon was removing the
-// container (a large writable layer takes a while). The daemon goes on
-// removing it whatever became of the call; the container disappears later,
-// and calling Close again waits for that (within its bound).
-var ErrStillRemoving = errors.New("sandbox: the daemon is still removing the container")
 
 // New creates and starts a sandbox container. It connects to Docker (from
 // the environment unless WithClient or WithClientOptions say otherwise),
@@ -63,14 +62,14 @@ var ErrStillRemoving = errors.New("sandbox: the daemon is still removing the con
 // ErrDaemonUnreachable. Before creating, New removes the library's
 // containers that were created and never started by a process that died
 // on this host (see Prune).
-func New(ctx context.Context, opts ...Option) (*DockerSandbox, error) {
-	return open(ctx, opts, create)
+func New(ctx context.Context, opts ...Option) (*Sandbox, error) {
+	return open(ctx, opts, callNew, "New", create)
 }
 
 // open validates the options, connects, and makes the sandbox with mk; the
 // sandbox owns the engine if open created it, else it is closed on failure.
-func open(ctx context.Context, opts []Option, mk func(context.Context, engine.Engine, *options) (*DockerSandbox, error)) (*DockerSandbox, error) {
-	o, err := newOptions(opts)
+func open(ctx context.Context, opts []Option, c call, name string, mk func(context.Context, engine.Engine, *options) (*Sandbox, error)) (*Sandbox, error) {
+	o, err := newOptions(opts, c, name)
 	if err != nil {
 		return nil, err
 	}
@@ -86,6 +85,15 @@ func open(ctx context.Context, opts []Option, mk func(context.Context, engine.En
 		return nil, daemonErr(err)
 	}
 	s.ownEngine = own
+	if o.egress != nil {
+		if err := s.startEgress(ctx, o.egress, o.egressPolicy); err != nil {
+			if c == callAttach {
+				s.Detach() // another process's sandbox: left as it is
+				return nil, err
+			}
+			return nil, errors.Join(err, s.Close())
+		}
+	}
 	s.armAutoPause()
 	return s, nil
 }
@@ -100,38 +108,57 @@ func connect(ctx context.Context, o *options) (eng engine.Engine, own bool, err 
 		if _, err := o.client.Ping(ctx, client.PingOptions{NegotiateAPIVersion: true}); err != nil {
 			return nil, false, fmt.Errorf("%w: %v", ErrDaemonUnreachable, err)
 		}
-		return newDockerEngine(ctx, o.client, false), false, nil
+		return newDocker(ctx, o.client, false), false, nil
 	}
-	cli, err := dial(ctx, o.clientOpts)
+	cli, err := docker.Dial(ctx, o.clientOpts)
 	if err != nil {
 		return nil, false, err
 	}
-	return newDockerEngine(ctx, cli, true), true, nil
+	return newDocker(ctx, cli, true), true, nil
+}
+
+// newDocker is the Docker engine over a pinged client (own: its Close
+// closes the client); a container whose creation failed is removed as
+// Close removes one.
+func newDocker(ctx context.Context, cli docker.API, own bool) *docker.Engine {
+	d := docker.New(ctx, cli, own)
+	d.Discard = func(id string) error { return (&Sandbox{id: id, eng: d}).remove() }
+	return d
+}
+
+// pullOf is the Docker engine's pull policy for p.
+func pullOf(p PullPolicy) docker.Pull {
+	switch p {
+	case PullAlways:
+		return docker.PullAlways
+	case PullNever:
+		return docker.PullNever
+	}
+	return docker.PullMissing
 }
 
 // newSandbox returns the handle of the sandbox id on eng.
-func newSandbox(id string, o *options, eng engine.Engine) *DockerSandbox {
-	s := &DockerSandbox{id: id, opts: o, eng: eng}
-	if d, ok := eng.(*dockerEngine); ok {
-		s.dock, s.podman = d, d.podman
+func newSandbox(id string, o *options, eng engine.Engine) *Sandbox {
+	s := &Sandbox{id: id, opts: o, eng: eng}
+	if d, ok := eng.(*docker.Engine); ok {
+		s.dock, s.podman = d, d.Podman
 	}
 	return s
 }
 
 // startBound bounds what New does between creating the container and
-// starting it (copying the helper in, reading the image's user database,
-// the start itself): a container left "created" longer than that (plus
+// starting it: a container left "created" longer than that (plus
 // ContainerCreate's own bound) was abandoned (see abandonedAfter).
-const startBound = 2 * time.Minute
+const startBound = docker.StartBound
 
-// afterCreate, when set (by tests only), is called with the container's ID
-// right after ContainerCreate: a test process crashes itself there.
-var afterCreate func(id string)
+func init() {
+	testhook.SetCloseBound = func(sb any, d time.Duration) { sb.(*Sandbox).removeFor = d }
+}
 
 // create makes the sandbox: on Docker the container, as createDocker
 // does; on another engine, by the engine's Create.
-func create(ctx context.Context, eng engine.Engine, o *options) (*DockerSandbox, error) {
-	d, ok := eng.(*dockerEngine)
+func create(ctx context.Context, eng engine.Engine, o *options) (*Sandbox, error) {
+	d, ok := eng.(*docker.Engine)
 	if !ok {
 		return createOn(ctx, eng, o)
 	}
@@ -140,7 +167,7 @@ func create(ctx context.Context, eng engine.Engine, o *options) (*DockerSandbox,
 
 // createOn makes the sandbox with a non-Docker engine, which refuses the
 // Docker-only options.
-func createOn(ctx context.Context, eng engine.Engine, o *options) (*DockerSandbox, error) {
+func createOn(ctx context.Context, eng engine.Engine, o *options) (*Sandbox, error) {
 	if err := o.neutral(eng.Name()); err != nil {
 		return nil, err
 	}
@@ -154,89 +181,50 @@ func createOn(ctx context.Context, eng engine.Engine, o *options) (*DockerSandbo
 	return newSandbox(info.ID, o, eng), nil
 }
 
-// createDocker makes the container; on failure it removes what it made.
-// When the engine refuses to start it because a default resource limit
-// exceeds what its host allows (Podman's default nofile and nproc, say),
-// it tries again with that limit set lower (see adaptUlimits; at most four
-// times).
-func createDocker(ctx context.Context, d *dockerEngine, o *options) (*DockerSandbox, error) {
-	arch, err := ensureImage(ctx, d.cli, o)
-	if err != nil {
-		return nil, err
-	}
-	bin, err := helperbin.For(arch)
-	if err != nil {
-		return nil, fmt.Errorf("sandbox: image %s: %w", o.image, err)
-	}
+// createDocker makes the sandbox on Docker: the engine's Create, with the
+// options only Docker has. A port socket is mounted for Dial where one can
+// be used.
+func createDocker(ctx context.Context, d *docker.Engine, o *options) (*Sandbox, error) {
 	sweepAbandoned(ctx, d)
-	sp, cfg, host := o.containerConfig()
-	ps := o.portSocket(d, host) // nil when Dial cannot use one
-	if ps != nil {
-		host.Mounts = append(host.Mounts, ps.mount())
-		cfg.Labels[labelPortsDir] = ps.parent
-	}
-	tries := map[string]int{} // limits New set after a refusal, by name
-	for {
-		cfg.Labels[LabelCreated] = time.Now().UTC().Format(time.RFC3339)
-		s, err := createOnce(ctx, d, o, sp, cfg, host, bin)
-		if err == nil {
-			s.ports = ps
-			return s, nil
-		}
-		retry, err := adaptUlimits(host, tries, err)
-		if !retry {
-			if ps != nil {
-				ps.close()
-			}
-			return nil, err
+	var ps *portSocket // nil when Dial cannot use one
+	x := docker.Creation{Pull: pullOf(o.pullPolicy), Progress: o.pullProgress, Configure: o.dockerOnly, StampCreated: LabelCreated}
+	x.Configured = func(cfg *container.Config, host *container.HostConfig) {
+		if ps = o.portSocket(d, host); ps != nil {
+			host.Mounts = append(host.Mounts, ps.mount())
+			cfg.Labels[labelPortsDir] = ps.parent
 		}
 	}
-}
-
-// createOnce creates and starts the container.
-func createOnce(ctx context.Context, d *dockerEngine, o *options, sp *engine.Spec, cfg *container.Config, host *container.HostConfig, bin []byte) (*DockerSandbox, error) {
-	id, err := d.createContainer(ctx, cfg, host, o.name)
+	if vols := o.snap.volumes; len(vols) > 0 {
+		x.Started = func(ctx context.Context, id string) error {
+			return restoreVolumes(ctx, d.Client, id, o.image, vols)
+		}
+	}
+	info, err := d.CreateWith(ctx, o.spec(), x)
 	if err != nil {
-		return nil, fmt.Errorf("sandbox: %w", daemonErr(err))
-	}
-	s := newSandbox(id, o, d)
-	if err := ctx.Err(); err != nil {
-		if rmErr := s.remove(); rmErr != nil {
-			err = errors.Join(err, rmErr)
+		if ps != nil {
+			ps.close()
 		}
 		return nil, err
 	}
-	fail := func(err error) (*DockerSandbox, error) {
-		if rmErr := s.remove(); rmErr != nil {
-			err = errors.Join(err, fmt.Errorf("sandbox: remove container %s after the failure: %w", s.ID(), rmErr))
-		}
-		return nil, err
-	}
-	sctx, cancel := context.WithTimeout(ctx, startBound)
-	defer cancel()
-	if err := d.prepareAndStart(sctx, s.id, sp, bin); err != nil {
-		return fail(fmt.Errorf("sandbox: %w", daemonErr(err)))
-	}
-	if err := restoreVolumes(sctx, d.cli, s.id, o.image, o.snap.volumes); err != nil {
-		return fail(fmt.Errorf("sandbox: %w", daemonErr(err)))
-	}
+	s := newSandbox(info.ID, o, d)
+	s.ports = ps
 	return s, nil
 }
 
 // ID returns the container's short ID (12 hex characters), or the ID of
 // the sandbox on another engine as that engine gives it (a pod's name).
-func (s *DockerSandbox) ID() string { return shortID(s.id) }
+func (s *Sandbox) ID() string { return shortID(s.id) }
 
 // WorkingDir returns the directory commands run in and relative paths
 // resolve against.
-func (s *DockerSandbox) WorkingDir() string { return s.opts.workingDir }
+func (s *Sandbox) WorkingDir() string { return s.opts.workingDir }
 
 // MaxOutputBytes returns the cap on the output Execute keeps (WithMaxOutputBytes).
-func (s *DockerSandbox) MaxOutputBytes() int { return s.opts.maxOutputBytes }
+func (s *Sandbox) MaxOutputBytes() int { return s.opts.maxOutputBytes }
 
 // Close removes the container (or stops it, with WithAutoRemove(false)) and
 // releases the Docker client if the sandbox made it. It returns within
-// about 30 s (closeTimeout), quickly in the usual case: the helper exits at
+// about 30 s, quickly in the usual case: the helper exits at
 // once on SIGTERM. Later calls on the sandbox return ErrClosed. Close does
 // the same on a sandbox from Attach: it ends the container whoever made it.
 // To let go of a handle and leave the container running, call Detach
@@ -247,7 +235,7 @@ func (s *DockerSandbox) MaxOutputBytes() int { return s.opts.maxOutputBytes }
 // removing a large container: ErrStillRemoving, and the next Close waits
 // for the removal to finish); once one succeeds, later calls return nil.
 // Concurrent calls share one attempt.
-func (s *DockerSandbox) Close() error {
+func (s *Sandbox) Close() error {
 	s.closeMu.Lock()
 	if s.closeDone {
 		s.closeMu.Unlock()
@@ -265,6 +253,7 @@ func (s *DockerSandbox) Close() error {
 
 	if first {
 		s.stopAutoPause()
+		s.stopEgress()
 		s.closeChannel()
 	}
 	if s.opts.autoRemove {
@@ -294,7 +283,7 @@ const closeTimeout = 30 * time.Second
 const removeSettle = 5 * time.Second
 
 // closeBound returns the bound of Close's Docker calls.
-func (s *DockerSandbox) closeBound() time.Duration {
+func (s *Sandbox) closeBound() time.Duration {
 	if s.removeFor > 0 {
 		return s.removeFor
 	}
@@ -309,7 +298,7 @@ func (s *DockerSandbox) closeBound() time.Duration {
 // within the bound, and says ErrStillRemoving if the daemon answers that
 // it is removing it. (The kill comes first so that the container's state
 // says "removing" while it is removed: a running one says "running".)
-func (s *DockerSandbox) remove() error {
+func (s *Sandbox) remove() error {
 	bound := s.closeBound()
 	ctx, cancel := context.WithTimeout(context.Background(), bound)
 	defer cancel()
@@ -327,7 +316,7 @@ func (s *DockerSandbox) remove() error {
 
 // awaitRemoval waits until the container no longer exists or ctx ends;
 // cause is why remove waits.
-func (s *DockerSandbox) awaitRemoval(ctx context.Context, cause error) error {
+func (s *Sandbox) awaitRemoval(ctx context.Context, cause error) error {
 	state := "" // as the daemon last said; "" while it has not answered
 	for {
 		info, err := s.eng.Inspect(ctx, s.id)
@@ -357,10 +346,10 @@ func (s *DockerSandbox) awaitRemoval(ctx context.Context, cause error) error {
 	}
 }
 
-func (s *DockerSandbox) stop() error {
+func (s *Sandbox) stop() error {
 	ctx, cancel := context.WithTimeout(context.Background(), s.closeBound())
 	defer cancel()
-	err := s.stopContainer(ctx, stopTimeout) // also a paused one (stop.go)
+	err := s.stopContainer(ctx, stopTimeout) // also a paused one (lifecycle.go)
 	// An engine that cannot stop (Kubernetes): a sandbox gone, or ended by
 	// itself, is kept as it is.
 	if errors.Is(err, errors.ErrUnsupported) {
@@ -376,4 +365,235 @@ func (s *DockerSandbox) stop() error {
 		return fmt.Errorf("sandbox: stop container %s: %w", s.ID(), daemonErr(err))
 	}
 	return nil
+}
+
+// DockerEngine connects to a Docker daemon (or Podman's Docker-compatible
+// API) and returns it as an engine, for WithEngine. opts configure the
+// client (default: client.FromEnv, i.e. DOCKER_HOST, DOCKER_TLS_VERIFY,
+// DOCKER_CERT_PATH); the daemon is pinged with API version negotiation,
+// and a failure is ErrDaemonUnreachable. It is the one way to get the
+// Docker engine as a value: New without WithEngine makes one of its own.
+// The caller closes the engine; sandboxes made with it do not.
+func DockerEngine(ctx context.Context, opts ...client.Opt) (engine.Engine, error) {
+	cli, err := docker.Dial(ctx, opts)
+	if err != nil {
+		return nil, err
+	}
+	return newDocker(ctx, cli, true), nil
+}
+
+// Where the helper lives in the container.
+const (
+	helperDir  = "/.dockersandbox"
+	helperPath = helperDir + "/sandbox-helper"
+)
+
+// applySecureProfile fills in what WithSecureProfile implies, where other
+// options left the setting open.
+func (o *options) applySecureProfile() {
+	if !o.secure {
+		return
+	}
+	if o.user == "" {
+		o.user = SecureUser
+	}
+	if o.networkMode == "" {
+		o.networkMode = "none"
+	}
+	if o.pidsLimit == 0 {
+		o.pidsLimit = SecurePidsLimit
+	}
+	if o.memory == 0 {
+		o.memory = SecureMemory
+	}
+	o.capDrop = append(o.capDrop, "ALL")
+	o.readOnlyRootfs = true
+}
+
+// spec translates the options into the engine-neutral spec (after
+// applying the secure profile).
+func (o *options) spec() *engine.Spec {
+	o.applySecureProfile()
+	if o.egress != nil {
+		o.networkMode = "none" // the proxy is the way out (egress.go)
+	}
+	sp := &engine.Spec{
+		Name:            o.name,
+		Image:           o.image,
+		Env:             o.env,
+		WorkingDir:      o.workingDir,
+		User:            o.user,
+		Helper:          engine.Helper{Dir: helperDir, Path: helperPath, Binary: o.helperFor},
+		Memory:          o.memory,
+		NanoCPUs:        o.nanoCPUs,
+		PidsLimit:       o.pidsLimit,
+		NetworkNone:     o.networkMode == "none",
+		ReadOnlyRootfs:  o.readOnlyRootfs,
+		NoNewPrivileges: o.secure,
+		CapDrop:         o.capDrop,
+		StopGrace:       time.Second,
+		// An abandoned sandbox that ends itself is also removed.
+		RemoveOnExit: (o.lifetime > 0 || o.idleTimeout > 0) && o.autoRemove,
+	}
+	if o.secure {
+		// Writable scratch space (where nothing else is mounted, on Docker).
+		for _, dir := range []string{"/tmp", o.workingDir} {
+			if dir != "/" {
+				sp.ScratchDirs = append(sp.ScratchDirs, dir)
+			}
+		}
+	} else if strings.Contains(o.runtime, "runsc") {
+		// gVisor mounts a tmpfs of its own on an empty /tmp, which the
+		// engine's archive API (uploads, downloads) does not see: the
+		// scratch volume the secure profile uses takes its place.
+		sp.ScratchDirs = append(sp.ScratchDirs, "/tmp")
+	}
+	if o.egress != nil {
+		sp.Env = append(slices.Clip(sp.Env), egressEnv()...)
+	}
+	// The helper is PID 1.
+	sp.Command = []string{helperPath, "init"}
+	if o.lifetime > 0 {
+		sp.Command = append(sp.Command, "-lifetime", o.lifetime.String())
+	}
+	if o.idleTimeout > 0 {
+		sp.Command = append(sp.Command, "-idle", o.idleTimeout.String())
+	}
+	if o.procsIdle {
+		sp.Command = append(sp.Command, "-process-activity=false")
+	}
+	sp.Labels = o.containerLabels(time.Now())
+	sp.Labels[LabelWorkingDir] = o.workingDir
+	if o.egress != nil {
+		sp.Labels[LabelEgress] = EgressProxyAddr
+	}
+	if o.snap.id != "" {
+		sp.Labels[LabelFromSnapshot] = o.snap.id
+	}
+	return sp
+}
+
+// dockerOnly applies the options only Docker has (volumes, DNS, devices,
+// GPUs, ulimits, runtime, shm size, a network other than "none",
+// WithContainerConfig's functions, last).
+func (o *options) dockerOnly(cfg *container.Config, host *container.HostConfig) {
+	host.Binds = o.binds
+	host.NetworkMode = container.NetworkMode(o.networkMode)
+	host.DNS = o.dns
+	host.ShmSize = o.shmSize
+	host.Runtime = o.runtime
+	host.Resources.Devices = o.devices
+	host.Resources.Ulimits = o.ulimits
+	if o.gpus != 0 {
+		host.DeviceRequests = []container.DeviceRequest{{
+			Driver: "nvidia", Count: o.gpus, Capabilities: [][]string{{"gpu"}},
+		}}
+	}
+	if o.secure {
+		// Docker would create a WorkingDir on the tmpfs with mode 0755,
+		// undoing mode=1777; requests carry the directory anyway.
+		cfg.WorkingDir = ""
+	}
+	for _, fn := range o.configure {
+		fn(cfg, host)
+	}
+}
+
+// Attach returns the running sandbox with the given container ID or name,
+// for example one created by another process that died. The options that
+// choose the engine and tune the operations apply (WithEngine,
+// WithExecuteTimeout, WithMaxOutputBytes, WithMaxDownloadBytes,
+// WithAutoRemove, WithSharedChannel, WithAutoResume, WithAutoPause,
+// WithStart); one that shapes a new container is ErrInvalidOption: the
+// working directory and user are the container's. A
+// container that is not a sandbox fails with ErrInvalidOption; one that is
+// stopped, with ErrStopped (WithStart starts it first); one that is not
+// running otherwise, with ErrGone. A paused one is attached paused (see
+// Pause; WithAutoResume, WithAutoPause apply).
+//
+// The handle owns the container as one from New does: its Close removes
+// the container (or stops it, with WithAutoRemove(false)). Call Detach
+// instead to let go of the handle and leave the container running.
+func Attach(ctx context.Context, idOrName string, opts ...Option) (*Sandbox, error) {
+	return open(ctx, opts, callAttach, "Attach", func(ctx context.Context, eng engine.Engine, o *options) (*Sandbox, error) {
+		return attach(ctx, eng, o, idOrName)
+	})
+}
+
+func attach(ctx context.Context, eng engine.Engine, o *options, idOrName string) (*Sandbox, error) {
+	c, err := eng.Inspect(ctx, idOrName)
+	if errors.Is(err, engine.ErrNotFound) {
+		return nil, fmt.Errorf("sandbox: attach %s: %w: %v", idOrName, ErrGone, err)
+	}
+	if err != nil {
+		return nil, fmt.Errorf("sandbox: attach %s: %w", idOrName, daemonErr(err))
+	}
+	if c.Labels[LabelSandbox] != "true" {
+		return nil, fmt.Errorf("%w: container %s is not a sandbox (no %s label)", ErrInvalidOption, idOrName, LabelSandbox)
+	}
+	paused := c.State == engine.StatePaused
+	if c.State != engine.StateRunning && c.State != engine.StateRestarting && !paused {
+		switch {
+		case c.State != engine.StateExited:
+			return nil, fmt.Errorf("sandbox: attach %s: %w: the container is not running", idOrName, ErrGone)
+		case !o.durable.start:
+			return nil, fmt.Errorf("sandbox: attach %s: %w (Attach WithStart starts it)", idOrName, ErrStopped)
+		}
+		if err := startStopped(ctx, eng, c.ID); err != nil {
+			return nil, err
+		}
+	}
+	o.workingDir, o.user, o.image = c.Labels[LabelWorkingDir], c.User, c.Image
+	if o.workingDir == "" {
+		o.workingDir = c.WorkingDir
+	}
+	if o.workingDir == "" {
+		o.workingDir = "/"
+	}
+	s := newSandbox(c.ID, o, eng)
+	s.portsDir = c.Labels[labelPortsDir]
+	s.life.paused = paused
+	s.life.frozen.Store(paused)
+	return s, nil
+}
+
+// Detach lets go of the sandbox without touching its container: the
+// container keeps running, with its files, for another
+// handle to take (Attach, in this process or another one) or for Prune,
+// its lifetime or its idle timeout to end. Use it for a handle from Attach
+// that must not end the sandbox, and for a sandbox handed to another
+// process (give it the ID first).
+//
+// Detach drops the handle's shared channel to the helper and releases the
+// Docker client if the sandbox made it. Calls in flight on the shared
+// channel end with ErrClosed and their commands are killed (as when their
+// context ends); a Cmd on an exec of its own (one with Stdin or User set)
+// runs on to its end. Later calls on the handle return ErrClosed, and a
+// later Close returns nil and leaves the container alone, so
+//
+//	sb, err := sandbox.New(ctx)
+//	...
+//	defer sb.Close() // removes the container, unless it was handed over
+//	...
+//	handOver(sb.ID())
+//	sb.Detach()
+//
+// keeps it on every path but the hand-over. Detach after Close, or during
+// it, does nothing; it is safe to call more than once and concurrently.
+func (s *Sandbox) Detach() {
+	s.closeMu.Lock()
+	if s.closeDone || s.closing != nil {
+		s.closeMu.Unlock()
+		return
+	}
+	s.closeDone = true // a later Close has nothing to do
+	s.closed.Store(true)
+	s.closeMu.Unlock()
+	s.stopAutoPause()
+	s.stopEgress()
+	s.closeChannel()
+	s.detachPorts()
+	if s.ownEngine {
+		_ = s.eng.Close() // Docker's only drops idle connections
+	}
 }

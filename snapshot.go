@@ -8,13 +8,16 @@ import (
 	"errors"
 	"fmt"
 	"maps"
+	"net/netip"
 	"path"
 	"slices"
 	"strings"
-	"sync/atomic"
+	"sync"
 	"time"
 
+	"github.com/dockersandbox/sandbox/internal/docker"
 	"github.com/dockersandbox/sandbox/internal/tarx"
+	"github.com/dockersandbox/sandbox/internal/testhook"
 	"github.com/moby/moby/api/types/container"
 	"github.com/moby/moby/api/types/mount"
 	"github.com/moby/moby/client"
@@ -49,7 +52,7 @@ const volumeStore = "/.dockersandbox-snapshot"
 // snapshot image. It reads them from another container, created (never
 // started) from the image and removed after: the engine would not stream
 // an archive out of a container and into the same one at once.
-func restoreVolumes(ctx context.Context, cli dockerAPI, id, image string, dirs []string) error {
+func restoreVolumes(ctx context.Context, cli docker.API, id, image string, dirs []string) error {
 	if len(dirs) == 0 {
 		return nil
 	}
@@ -92,7 +95,7 @@ func restoreVolumes(ctx context.Context, cli dockerAPI, id, image string, dirs [
 }
 
 // A Snapshot is a sandbox's filesystem and options recorded as a labelled
-// image on the engine (see DockerSandbox.Snapshot). It lives until Remove
+// image on the engine (see Sandbox.Snapshot). It lives until Remove
 // or PruneSnapshots removes it, whatever becomes of the sandbox and of the
 // process that took it.
 type Snapshot struct {
@@ -105,7 +108,7 @@ type Snapshot struct {
 	conn []Option // the options that reach the engine the snapshot is on
 }
 
-// A SnapshotOption configures DockerSandbox.Snapshot.
+// A SnapshotOption configures Sandbox.Snapshot.
 type SnapshotOption func(*snapshotConfig) error
 
 type snapshotConfig struct {
@@ -157,16 +160,16 @@ func SnapshotVolumes(include bool) SnapshotOption {
 	}
 }
 
-// snapshotAPI is what snapshots need of the client beyond dockerAPI;
+// snapshotAPI is what snapshots need of the client beyond docker.API;
 // *client.Client has it.
 type snapshotAPI interface {
-	dockerAPI
+	docker.API
 	ContainerCommit(ctx context.Context, id string, options client.ContainerCommitOptions) (client.ContainerCommitResult, error)
 	ImageRemove(ctx context.Context, image string, options client.ImageRemoveOptions) (client.ImageRemoveResult, error)
 	ImageList(ctx context.Context, options client.ImageListOptions) (client.ImageListResult, error)
 }
 
-func snapshotClient(cli dockerAPI) (snapshotAPI, error) {
+func snapshotClient(cli docker.API) (snapshotAPI, error) {
 	sc, ok := cli.(snapshotAPI)
 	if !ok {
 		return nil, fmt.Errorf("%w: the Docker client cannot commit or list images", ErrInvalidOption)
@@ -174,17 +177,10 @@ func snapshotClient(cli dockerAPI) (snapshotAPI, error) {
 	return sc, nil
 }
 
-// afterSnapshotCommit, when set (by tests only), is called with the image
-// of the first commit of a snapshot with volumes: a test process crashes
-// itself there.
-var afterSnapshotCommit func(id string)
-
 // snapshotBound bounds Snapshot when its context has no deadline: a commit
 // of a large filesystem takes time, a frozen engine never answers.
-// (A test lowers it.)
-var snapshotBound atomic.Int64
-
-func init() { snapshotBound.Store(int64(10 * time.Minute)) }
+// (A test lowers it: testhook.SnapshotBound.)
+const snapshotBound = 10 * time.Minute
 
 // Snapshot records the sandbox's filesystem as a labelled image on its
 // engine: the root filesystem by docker commit (the sandbox is paused
@@ -199,14 +195,14 @@ func init() { snapshotBound.Store(int64(10 * time.Minute)) }
 //
 // A snapshot of a sandbox made from a snapshot works (chains); each
 // generation adds a layer of what changed in the root filesystem, and one
-// holding the whole content of the recorded volumes (see BENCHMARKS.md).
+// holding the whole content of the recorded volumes.
 //
 // Without a deadline on ctx, Snapshot gives up after 10 minutes.
 //
 // If Snapshot fails, or its process dies midway, what it made carries the
 // library's labels: PruneSnapshots and Prune with Filter.DeadOwners find
 // it.
-func (s *DockerSandbox) Snapshot(ctx context.Context, opts ...SnapshotOption) (*Snapshot, error) {
+func (s *Sandbox) Snapshot(ctx context.Context, opts ...SnapshotOption) (*Snapshot, error) {
 	var c snapshotConfig
 	for _, opt := range opts {
 		if opt == nil {
@@ -221,14 +217,18 @@ func (s *DockerSandbox) Snapshot(ctx context.Context, opts ...SnapshotOption) (*
 	}
 	if _, ok := ctx.Deadline(); !ok {
 		var cancel context.CancelFunc
-		ctx, cancel = context.WithTimeout(ctx, time.Duration(snapshotBound.Load()))
+		bound := snapshotBound
+		if d := testhook.SnapshotBound.Load(); d > 0 {
+			bound = time.Duration(d)
+		}
+		ctx, cancel = context.WithTimeout(ctx, bound)
 		defer cancel()
 	}
 	d, err := dockerOf(s.eng, "Snapshot")
 	if err != nil {
 		return nil, err
 	}
-	cli, err := snapshotClient(d.cli)
+	cli, err := snapshotClient(d.Client)
 	if err != nil {
 		return nil, err
 	}
@@ -274,8 +274,10 @@ func (s *DockerSandbox) Snapshot(ctx context.Context, opts ...SnapshotOption) (*
 	}
 	id := first
 	if len(dirs) > 0 {
-		if afterSnapshotCommit != nil {
-			afterSnapshotCommit(id)
+		// testhook.AfterSnapshotCommit, set by tests only: a test process
+		// crashes itself there.
+		if f := testhook.AfterSnapshotCommit; f != nil {
+			f(id)
 		}
 		id, err = s.addVolumes(ctx, cli, first, dirs, labels, ref)
 		// The first image is the second's parent: on a graph-driver store
@@ -292,7 +294,7 @@ func (s *DockerSandbox) Snapshot(ctx context.Context, opts ...SnapshotOption) (*
 // addVolumes makes the snapshot's last layer: a container created (never
 // started) from base, the content of dirs copied into it from the sandbox
 // through the archive API, then committed as ref. The container is removed.
-func (s *DockerSandbox) addVolumes(ctx context.Context, cli snapshotAPI, base string, dirs []string, labels map[string]string, ref string) (string, error) {
+func (s *Sandbox) addVolumes(ctx context.Context, cli snapshotAPI, base string, dirs []string, labels map[string]string, ref string) (string, error) {
 	tmp, err := createScratch(ctx, cli, base)
 	if err != nil {
 		return "", s.dockerErr("snapshot: create a container to copy the volumes into", err)
@@ -317,7 +319,7 @@ func (s *DockerSandbox) addVolumes(ctx context.Context, cli snapshotAPI, base st
 // there they go as LABEL changes too, and the image is checked to carry
 // them exactly (Podman strips quotes around a value), else it is removed
 // and the snapshot refused.
-func (s *DockerSandbox) commit(ctx context.Context, cli snapshotAPI, ctr string, labels map[string]string, opts client.ContainerCommitOptions) (string, error) {
+func (s *Sandbox) commit(ctx context.Context, cli snapshotAPI, ctr string, labels map[string]string, opts client.ContainerCommitOptions) (string, error) {
 	opts.Config = &container.Config{Labels: labels}
 	if s.podman {
 		for _, k := range slices.Sorted(maps.Keys(labels)) {
@@ -350,7 +352,7 @@ func (s *DockerSandbox) commit(ctx context.Context, cli snapshotAPI, ctr string,
 // createScratch creates (never starts) a container from image, to copy
 // files into or out of; it carries the library's labels, so that Prune
 // finds it if its process dies before removeScratch.
-func createScratch(ctx context.Context, cli dockerAPI, image string) (string, error) {
+func createScratch(ctx context.Context, cli docker.API, image string) (string, error) {
 	cctx, cancel := context.WithTimeout(context.WithoutCancel(ctx), closeTimeout)
 	defer cancel()
 	labels := map[string]string{LabelSandbox: "true", LabelOwner: ownerLabel(), LabelCreated: time.Now().UTC().Format(time.RFC3339)}
@@ -365,14 +367,14 @@ func createScratch(ctx context.Context, cli dockerAPI, image string) (string, er
 }
 
 // removeScratch removes a container of createScratch.
-func removeScratch(cli dockerAPI, id string) {
+func removeScratch(cli docker.API, id string) {
 	ctx, cancel := context.WithTimeout(context.Background(), closeTimeout)
 	defer cancel()
 	_, _ = cli.ContainerRemove(ctx, id, client.ContainerRemoveOptions{Force: true, RemoveVolumes: true})
 }
 
 // copyDir streams the directory dir of the sandbox into the container dst.
-func (s *DockerSandbox) copyDir(ctx context.Context, cli snapshotAPI, dst, dir string) error {
+func (s *Sandbox) copyDir(ctx context.Context, cli snapshotAPI, dst, dir string) error {
 	wctx, prog, stop := watchProgress(ctx)
 	defer stop()
 	rc, err := cli.CopyFromContainer(wctx, s.id, client.CopyFromContainerOptions{SourcePath: dir})
@@ -443,7 +445,7 @@ func removeImageQuietly(cli snapshotAPI, id string) {
 }
 
 // connOptions returns the options that reach the sandbox's engine.
-func (s *DockerSandbox) connOptions() []Option {
+func (s *Sandbox) connOptions() []Option {
 	switch {
 	case s.opts.engine != nil:
 		return []Option{WithEngine(s.opts.engine)}
@@ -460,7 +462,7 @@ func (s *DockerSandbox) connOptions() []Option {
 // exists: close its sandboxes first. A snapshot removed already is not an
 // error.
 func (snap *Snapshot) Remove(ctx context.Context) error {
-	return withSnapshotClient(ctx, snap.conn, func(cli snapshotAPI) error {
+	return withSnapshotClient(ctx, snap.conn, "Snapshot.Remove", func(cli snapshotAPI) error {
 		return removeSnapshot(ctx, cli, snap.ID)
 	})
 }
@@ -468,15 +470,15 @@ func (snap *Snapshot) Remove(ctx context.Context) error {
 // removeSnapshot removes the image id with its tags and untagged parents.
 func removeSnapshot(ctx context.Context, cli snapshotAPI, id string) error {
 	_, err := cli.ImageRemove(ctx, id, client.ImageRemoveOptions{Force: true, PruneChildren: true})
-	if err != nil && !isNotFound(err) {
+	if err != nil && !docker.IsNotFound(err) {
 		return fmt.Errorf("sandbox: remove snapshot %s: %w", shortImageID(id), daemonErr(err))
 	}
 	return nil
 }
 
 // withSnapshotClient connects with opts and calls fn.
-func withSnapshotClient(ctx context.Context, opts []Option, fn func(snapshotAPI) error) error {
-	o, err := newOptions(opts)
+func withSnapshotClient(ctx context.Context, opts []Option, name string, fn func(snapshotAPI) error) error {
+	o, err := newOptions(opts, callEngine, name)
 	if err != nil {
 		return err
 	}
@@ -491,7 +493,7 @@ func withSnapshotClient(ctx context.Context, opts []Option, fn func(snapshotAPI)
 	if err != nil {
 		return err
 	}
-	sc, err := snapshotClient(d.cli)
+	sc, err := snapshotClient(d.Client)
 	if err != nil {
 		return err
 	}
@@ -508,3 +510,129 @@ func shortImageID(id string) string {
 }
 
 var errNoSnapshot = errors.New("sandbox: not a snapshot")
+
+// snapshotRecord is what a snapshot records of its sandbox's options
+// (LabelSnapshotOptions), for FromSnapshot. The Docker client, the
+// container name, host directories (WithVolumes), devices and
+// WithContainerConfig functions are not recorded.
+type snapshotRecord struct {
+	Image          string            `json:"image"` // the sandbox's image
+	WorkingDir     string            `json:"workdir"`
+	User           string            `json:"user,omitempty"`
+	Env            []string          `json:"env,omitempty"`
+	Labels         map[string]string `json:"labels,omitempty"`
+	NetworkMode    string            `json:"network,omitempty"`
+	DNS            []string          `json:"dns,omitempty"`
+	GPUs           int               `json:"gpus,omitempty"`
+	Memory         int64             `json:"memory,omitempty"`
+	NanoCPUs       int64             `json:"nano_cpus,omitempty"`
+	PidsLimit      int64             `json:"pids_limit,omitempty"`
+	ShmSize        int64             `json:"shm_size,omitempty"`
+	Ulimits        []Ulimit          `json:"ulimits,omitempty"`
+	ReadOnlyRootfs bool              `json:"read_only_rootfs,omitempty"`
+	CapDrop        []string          `json:"cap_drop,omitempty"`
+	Runtime        string            `json:"runtime,omitempty"`
+	Secure         bool              `json:"secure,omitempty"`
+	AutoRemove     bool              `json:"auto_remove"`
+	ExecuteTimeout time.Duration     `json:"execute_timeout"`
+	MaxOutputBytes int               `json:"max_output_bytes"`
+	MaxDownload    int64             `json:"max_download"`
+	NoChannel      bool              `json:"no_channel,omitempty"`
+	Lifetime       time.Duration     `json:"lifetime,omitempty"`
+	IdleTimeout    time.Duration     `json:"idle_timeout,omitempty"`
+	Volumes        []string          `json:"volumes,omitempty"` // the volume contents recorded in the image
+}
+
+// snapshotFrom is what FromSnapshot tells New.
+type snapshotFrom struct {
+	id      string   // the snapshot's image ID
+	base    string   // the image the first snapshot of the chain was taken on
+	volumes []string // the volumes whose recorded content New restores
+}
+
+func recordOptions(o *options) snapshotRecord {
+	r := snapshotRecord{
+		Image: o.image, WorkingDir: o.workingDir, User: o.user, Env: o.env, Labels: o.labels,
+		NetworkMode: o.networkMode, GPUs: o.gpus, Memory: o.memory, NanoCPUs: o.nanoCPUs,
+		PidsLimit: o.pidsLimit, ShmSize: o.shmSize, ReadOnlyRootfs: o.readOnlyRootfs, CapDrop: o.capDrop,
+		Runtime: o.runtime, Secure: o.secure, AutoRemove: o.autoRemove, ExecuteTimeout: o.executeTimeout,
+		MaxOutputBytes: o.maxOutputBytes, MaxDownload: o.maxDownload, NoChannel: o.noChannel,
+		Lifetime: o.lifetime, IdleTimeout: o.idleTimeout,
+	}
+	if o.snap.base != "" {
+		r.Image = o.snap.base // the original image, through a chain of snapshots
+	}
+	for _, a := range o.dns {
+		r.DNS = append(r.DNS, a.String())
+	}
+	for _, u := range o.ulimits {
+		r.Ulimits = append(r.Ulimits, Ulimit{Name: u.Name, Soft: u.Soft, Hard: u.Hard})
+	}
+	return r
+}
+
+// apply sets o as the recorded options say.
+func (r snapshotRecord) apply(o *options) error {
+	o.workingDir, o.user, o.env = r.WorkingDir, r.User, slices.Clone(r.Env)
+	if o.workingDir == "" {
+		return errors.New("the snapshot records no working directory")
+	}
+	if len(r.Labels) > 0 {
+		if err := WithLabels(r.Labels)(o); err != nil {
+			return err
+		}
+	}
+	o.networkMode, o.gpus, o.memory, o.nanoCPUs = r.NetworkMode, r.GPUs, r.Memory, r.NanoCPUs
+	o.pidsLimit, o.shmSize, o.readOnlyRootfs, o.runtime = r.PidsLimit, r.ShmSize, r.ReadOnlyRootfs, r.Runtime
+	o.capDrop = slices.Compact(slices.Clone(r.CapDrop))
+	o.secure, o.autoRemove, o.executeTimeout = r.Secure, r.AutoRemove, r.ExecuteTimeout
+	o.maxOutputBytes, o.maxDownload, o.noChannel = r.MaxOutputBytes, r.MaxDownload, r.NoChannel
+	o.lifetime, o.idleTimeout = r.Lifetime, r.IdleTimeout
+	o.dns = nil
+	for _, s := range r.DNS {
+		a, err := netip.ParseAddr(s)
+		if err != nil {
+			return fmt.Errorf("recorded DNS server %q: %v", s, err)
+		}
+		o.dns = append(o.dns, a)
+	}
+	o.ulimits = nil
+	for _, u := range r.Ulimits {
+		o.ulimits = append(o.ulimits, &container.Ulimit{Name: u.Name, Soft: u.Soft, Hard: u.Hard})
+	}
+	if o.maxOutputBytes <= 0 || o.maxDownload <= 0 || o.executeTimeout < 0 {
+		return errors.New("the snapshot records invalid limits")
+	}
+	return nil
+}
+
+// Fork makes n sandboxes from the snapshot, concurrently, as
+// New(ctx, FromSnapshot(snap), opts...) does, on the engine the snapshot
+// was taken on (opts may name another client). If any fails, those made
+// are closed and the error says why.
+func (snap *Snapshot) Fork(ctx context.Context, n int, opts ...Option) ([]*Sandbox, error) {
+	if n <= 0 {
+		return nil, fmt.Errorf("%w: fork count %d must be positive", ErrInvalidOption, n)
+	}
+	all := append(append(slices.Clone(snap.conn), FromSnapshot(snap)), opts...)
+	out := make([]*Sandbox, n)
+	errs := make([]error, n)
+	var wg sync.WaitGroup
+	for i := range n {
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			out[i], errs[i] = New(ctx, all...)
+		}()
+	}
+	wg.Wait()
+	if err := errors.Join(errs...); err != nil {
+		for _, sb := range out {
+			if sb != nil {
+				err = errors.Join(err, sb.Close())
+			}
+		}
+		return nil, fmt.Errorf("sandbox: fork %s: %w", shortImageID(snap.ID), err)
+	}
+	return out, nil
+}

@@ -7,7 +7,6 @@ import (
 	"fmt"
 	"io"
 	"net"
-	"strings"
 	"sync"
 	"time"
 
@@ -32,7 +31,7 @@ var errStreamLied = fmt.Errorf("%w (stream)", errHelperLied)
 
 // stream is the library's side of one stream.
 type stream struct {
-	s   *DockerSandbox
+	s   *Sandbox
 	ch  *channel
 	c   *chanCall
 	op  string
@@ -62,7 +61,7 @@ type stream struct {
 // openStream sends req (OpDial, OpWatch) on the shared channel and waits,
 // within ctx, for the helper to open the stream. An error before it
 // opened is the Result's (see stream.res) or the channel's.
-func (s *DockerSandbox) openStream(ctx context.Context, req proto.Request) (*stream, error) {
+func (s *Sandbox) openStream(ctx context.Context, req proto.Request) (*stream, error) {
 	if err := s.enter(ctx); err != nil {
 		return nil, err
 	}
@@ -105,7 +104,7 @@ func (s *DockerSandbox) openStream(ctx context.Context, req proto.Request) (*str
 
 // streamChannel returns the shared channel, waiting (within ctx and
 // streamOpenWait) while it is being opened or checked.
-func (s *DockerSandbox) streamChannel(ctx context.Context) (*channel, error) {
+func (s *Sandbox) streamChannel(ctx context.Context) (*channel, error) {
 	deadline := time.Now().Add(streamOpenWait)
 	for {
 		ch, err := s.channel(ctx)
@@ -466,10 +465,4 @@ func (st *stream) close() {
 	st.closed = true
 	st.buf, st.off = nil, 0
 	close(st.closedC)
-}
-
-// unknownOp reports whether e is an old helper's answer to an operation
-// it does not know.
-func unknownOp(e *proto.Error) bool {
-	return e != nil && e.Code == proto.CodeBadRequest && strings.Contains(e.Message, "unknown operation")
 }

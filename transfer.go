@@ -5,10 +5,12 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"io"
 	"io/fs"
 	"path"
 	"sync/atomic"
 	"time"
+	"unicode/utf8"
 
 	"github.com/dockersandbox/sandbox/engine"
 	"github.com/dockersandbox/sandbox/internal/proto"
@@ -61,7 +63,7 @@ func ErrorCode(err error) string {
 // user, get mode 0644 and the current time. A directory at a path is
 // ErrIsDir. The returned error is for failures of the whole call (a closed
 // sandbox, a cancelled context).
-func (s *DockerSandbox) UploadFiles(ctx context.Context, files []FileUpload) ([]FileUploadResponse, error) {
+func (s *Sandbox) UploadFiles(ctx context.Context, files []FileUpload) ([]FileUploadResponse, error) {
 	out := make([]FileUploadResponse, len(files))
 	var paths []string
 	var idx []int
@@ -133,7 +135,7 @@ func (s *DockerSandbox) UploadFiles(ctx context.Context, files []FileUpload) ([]
 // Docker's archive API (tens of milliseconds, but as fast for big files).
 const helperTransferMax = 1 << 20
 
-func (s *DockerSandbox) viaHelper(size int64) bool {
+func (s *Sandbox) viaHelper(size int64) bool {
 	return s.podman || size <= helperTransferMax
 }
 
@@ -151,7 +153,7 @@ func fatal(ctx context.Context, err error) bool {
 // putFile uploads a file atomically: under a temporary name in the same
 // directory, renamed over p by the helper, so that a failure (a full disk,
 // say) leaves the old file intact.
-func (s *DockerSandbox) putFile(ctx context.Context, p string, content []byte, uid, gid int) error {
+func (s *Sandbox) putFile(ctx context.Context, p string, content []byte, uid, gid int) error {
 	tmp := path.Join(path.Dir(p), fmt.Sprintf(".%s.sandbox-upload-%d", path.Base(p), uploadSeq.Add(1)))
 	if err := s.putTar(ctx, tmp, content, uid, gid); err != nil {
 		_ = s.removeQuietly(ctx, tmp)
@@ -174,7 +176,7 @@ var uploadSeq atomic.Int64
 // file that the daemon's extraction left half-written (a full disk) still
 // belongs to root; in a sticky directory (/tmp, the secure profile's
 // scratch mounts) only its owner may delete it, so root tries again.
-func (s *DockerSandbox) removeQuietly(ctx context.Context, p string) error {
+func (s *Sandbox) removeQuietly(ctx context.Context, p string) error {
 	ctx = context.WithoutCancel(ctx)
 	req := proto.Request{Op: proto.OpDelete, Path: p}
 	res, err := s.call(ctx, req, callOptions{shared: true})
@@ -188,7 +190,7 @@ func (s *DockerSandbox) removeQuietly(ctx context.Context, p string) error {
 }
 
 // putTar streams a one-file tar into the file's directory.
-func (s *DockerSandbox) putTar(ctx context.Context, p string, content []byte, uid, gid int) error {
+func (s *Sandbox) putTar(ctx context.Context, p string, content []byte, uid, gid int) error {
 	archive, err := tarx.NewReader(tarx.File{
 		Name: path.Base(p), Content: content, Mode: 0o644, UID: uid, GID: gid, ModTime: time.Now(),
 	})
@@ -223,7 +225,7 @@ func (s *DockerSandbox) putTar(ctx context.Context, p string, content []byte, ui
 // API, each independently, in input order. Symlinks are followed; a
 // directory is ErrIsDir; files the sandbox's user cannot read are
 // fs.ErrPermission. Nothing is written to the host filesystem.
-func (s *DockerSandbox) DownloadFiles(ctx context.Context, paths []string) ([]FileDownloadResponse, error) {
+func (s *Sandbox) DownloadFiles(ctx context.Context, paths []string) ([]FileDownloadResponse, error) {
 	out := make([]FileDownloadResponse, len(paths))
 	var abs []string
 	var idx []int
@@ -275,7 +277,7 @@ func (s *DockerSandbox) DownloadFiles(ctx context.Context, paths []string) ([]Fi
 }
 
 // getFile reads the single regular file of an archive GET.
-func (s *DockerSandbox) getFile(ctx context.Context, p string) ([]byte, error) {
+func (s *Sandbox) getFile(ctx context.Context, p string) ([]byte, error) {
 	wctx, prog, stop := watchProgress(ctx)
 	defer stop()
 	rc, err := s.eng.CopyFrom(wctx, s.id, p)
@@ -308,7 +310,7 @@ func (s *DockerSandbox) getFile(ctx context.Context, p string) ([]byte, error) {
 // names. The host holds size bytes, whatever the helper sends: it is asked
 // for at most size+1 bytes, the last of which says that the file grew
 // meanwhile; more is a lie.
-func (s *DockerSandbox) catFile(ctx context.Context, p string, size int64) ([]byte, error) {
+func (s *Sandbox) catFile(ctx context.Context, p string, size int64) ([]byte, error) {
 	buf := &boundedBuffer{b: make([]byte, 0, size+1), max: size + 1}
 	res, err := s.call(ctx, proto.Request{Op: proto.OpCat, Path: p, Limit: int(size)}, callOptions{stdout: buf, shared: true})
 	if err != nil {
@@ -336,4 +338,80 @@ func (w *boundedBuffer) Write(p []byte) (int, error) {
 	}
 	w.b = append(w.b, p...)
 	return len(p), nil
+}
+
+// archiveSafe reports whether Docker's archive API can be trusted with the
+// path p. A path that is not valid UTF-8 is not: Docker 20.10 answered an
+// archive GET of ".../in\xff" with the content of ".../in\uFFFD", another
+// file. Such paths go through the helper, whose wire keeps names byte for
+// byte, whatever the file's size.
+func archiveSafe(p string) bool { return utf8.ValidString(p) }
+
+// archiveStall is how long a stream of Docker's archive API (an upload or
+// a download of a large file) may make no progress before it is given up:
+// a frozen daemon must not hold a call for ever, even one with no deadline.
+const archiveStall = 15 * time.Second
+
+var errArchiveStalled = fmt.Errorf("%w: the archive stream made no progress for %v", ErrDaemonUnreachable, archiveStall)
+
+// progress ends a context when the stream it watches makes no progress for
+// archiveStall.
+type progress struct {
+	last atomic.Int64 // unix nanoseconds
+}
+
+// watchProgress returns a context that ends, with errArchiveStalled as its
+// cause, when the returned progress is not touched for archiveStall; stop
+// releases it.
+func watchProgress(ctx context.Context) (context.Context, *progress, func()) {
+	ctx, cancel := context.WithCancelCause(ctx)
+	p := &progress{}
+	p.touch()
+	done := make(chan struct{})
+	go watchSilence(done, &p.last, archiveStall, func() { cancel(errArchiveStalled) })
+	return ctx, p, func() { close(done); cancel(nil) }
+}
+
+// watchSilence calls silent, once, when the time in last (unix
+// nanoseconds; 0 while nothing is awaited) is more than limit ago. It looks
+// every proto.AliveInterval until stop is closed.
+func watchSilence(stop <-chan struct{}, last *atomic.Int64, limit time.Duration, silent func()) {
+	t := time.NewTicker(proto.AliveInterval)
+	defer t.Stop()
+	for {
+		select {
+		case <-stop:
+			return
+		case <-t.C:
+			if since := last.Load(); since != 0 && time.Since(time.Unix(0, since)) > limit {
+				silent()
+				return
+			}
+		}
+	}
+}
+
+func (p *progress) touch() { p.last.Store(time.Now().UnixNano()) }
+
+// reader counts every read of r as progress.
+func (p *progress) reader(r io.Reader) io.Reader { return progressReader{r, p} }
+
+type progressReader struct {
+	r io.Reader
+	p *progress
+}
+
+func (r progressReader) Read(b []byte) (int, error) {
+	n, err := r.r.Read(b)
+	r.p.touch()
+	return n, err
+}
+
+// stalled returns errArchiveStalled when the watch, not the caller's
+// context (parent), ended the stream, else err.
+func stalled(parent, watched context.Context, err error) error {
+	if err != nil && parent.Err() == nil && context.Cause(watched) == errArchiveStalled {
+		return errArchiveStalled
+	}
+	return err
 }

@@ -73,7 +73,7 @@ const watchBuffer = 64
 // that does not keep up loses events and gets a WatchOverflow event
 // instead, never blocking the sandbox's other calls nor growing memory.
 // A missing path is an *fs.PathError matching fs.ErrNotExist.
-func (s *DockerSandbox) Watch(ctx context.Context, path string, recursive bool) (*Watcher, error) {
+func (s *Sandbox) Watch(ctx context.Context, path string, recursive bool) (*Watcher, error) {
 	p, err := s.abs("watch", path)
 	if err != nil {
 		return nil, err
@@ -85,9 +85,6 @@ func (s *DockerSandbox) Watch(ctx context.Context, path string, recursive bool) 
 	select {
 	case <-st.openC:
 	default:
-		if unknownOp(st.res) {
-			return nil, fmt.Errorf("%w: the sandbox's helper cannot watch (%s); it predates this library: make a new sandbox", ErrProtocolVersion, st.res.Message)
-		}
 		if st.res == nil {
 			return nil, fmt.Errorf("%w: the watch ended before it began", ErrHelper)
 		}

@@ -17,8 +17,10 @@ import (
 // The core suite on Kubernetes (opt-in): DOCKERSANDBOX_TEST_K8S_CORE=1
 // runs the core module's tests on this engine, served through
 // internal/enginerelay. DOCKERSANDBOX_TEST_K8S_CORE_PKGS lists the core
-// packages (default "."), DOCKERSANDBOX_TEST_K8S_CORE_ARGS adds go test
-// flags (e.g. "-short", "-run TestX", "-race").
+// packages (default "./integration", the root package's black-box tests:
+// the root keeps only Examples and engine-free tests),
+// DOCKERSANDBOX_TEST_K8S_CORE_ARGS adds go test flags (e.g. "-short",
+// "-run TestX", "-race").
 const (
 	envCore     = "DOCKERSANDBOX_TEST_K8S_CORE"
 	envCorePkgs = "DOCKERSANDBOX_TEST_K8S_CORE_PKGS"
@@ -59,7 +61,7 @@ func TestCoreSuite(t *testing.T) {
 	args = append(args, strings.Fields(os.Getenv(envCoreArgs))...)
 	pkgs := strings.Fields(os.Getenv(envCorePkgs))
 	if len(pkgs) == 0 {
-		pkgs = []string{"."}
+		pkgs = []string{"./integration"}
 	}
 	args = append(args, pkgs...)
 	cmd := exec.CommandContext(t.Context(), "go", args...)

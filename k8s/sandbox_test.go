@@ -35,7 +35,7 @@ func runLabel(t *testing.T) map[string]string {
 
 // newSandbox makes a sandbox on a pod of the busybox test image, as user
 // 1000, closed at the test's end.
-func newSandbox(t *testing.T, e *k8s.Engine, label map[string]string, opts ...sandbox.Option) *sandbox.DockerSandbox {
+func newSandbox(t *testing.T, e *k8s.Engine, label map[string]string, opts ...sandbox.Option) *sandbox.Sandbox {
 	t.Helper()
 	base := []sandbox.Option{sandbox.WithEngine(e), sandbox.WithImage(busybox), sandbox.WithLabels(label),
 		sandbox.WithUser("1000:1000"), sandbox.WithLifetime(10 * time.Minute)}
@@ -75,7 +75,7 @@ func TestSandboxOnPod(t *testing.T) {
 		t.Fatalf("Grep: %+v %v", g, err)
 	}
 	// A process whose child runs in the background: Kill ends both.
-	p, err := sb.Start(ctx, "sleep 1000 & echo $! > /tmp/child; wait")
+	p, err := sb.StartProcess(ctx, "sleep 1000 & echo $! > /tmp/child; wait")
 	if err != nil {
 		t.Fatalf("Start: %v", err)
 	}
@@ -91,7 +91,7 @@ func TestSandboxOnPod(t *testing.T) {
 		return err == nil && r.ExitCode != 0
 	})
 	// Dial a server in the pod through the helper.
-	srv, err := sb.Start(ctx, "exec nc -ll -p 7000 -e cat")
+	srv, err := sb.StartProcess(ctx, "exec nc -ll -p 7000 -e cat")
 	if err != nil {
 		t.Fatalf("Start the server: %v", err)
 	}

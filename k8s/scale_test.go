@@ -30,7 +30,7 @@ func TestScaleOnCluster(t *testing.T) {
 	label := runLabel(t)
 	ctx := ctxT(t, 20*time.Minute)
 	start := time.Now()
-	sbs := make([]*sandbox.DockerSandbox, n)
+	sbs := make([]*sandbox.Sandbox, n)
 	errs := make([]error, n)
 	sem := make(chan struct{}, 10)
 	var wg sync.WaitGroup

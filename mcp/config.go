@@ -30,6 +30,10 @@ type Config struct {
 	// NetworkMode is the container network ("none", "bridge", "host", a
 	// network name); "" means Docker's default (bridge).
 	NetworkMode string
+	// Egress, if not nil, gives every sandbox this egress policy (see
+	// sandbox.EgressPolicy): no network of its own, a proxy that goes where
+	// the policy allows. It excludes a NetworkMode other than "none".
+	Egress *sandbox.EgressPolicy
 	// Memory limits the container's memory, in bytes; 0 means no limit.
 	Memory int64
 	// CPUs limits CPU time, in CPUs (e.g. 0.5); 0 means no limit.
@@ -95,6 +99,9 @@ func (c *Config) sandboxOptions() []sandbox.Option {
 	if c.NetworkMode != "" {
 		o = append(o, sandbox.WithNetworkMode(c.NetworkMode))
 	}
+	if c.Egress != nil {
+		o = append(o, sandbox.WithEgress(*c.Egress))
+	}
 	if c.Memory != 0 {
 		o = append(o, sandbox.WithMemory(c.Memory))
 	}
@@ -127,7 +134,8 @@ func (c *Config) sandboxOptions() []sandbox.Option {
 
 // Validate reports a configuration the server must not run with: a
 // default execute timeout above the tool's maximum, or none while a
-// maximum holds (the maximum would be no cap). The error wraps
+// maximum holds (the maximum would be no cap); an egress policy that
+// cannot be parsed, or with another network mode. The error wraps
 // sandbox.ErrInvalidOption.
 func (c Config) Validate() error {
 	maxTimeout := c.Tools.MaxExecuteTimeout
@@ -141,6 +149,14 @@ func (c Config) Validate() error {
 		return fmt.Errorf("%w: sandboxmcp: the default ExecuteTimeout (%v) exceeds Tools.MaxExecuteTimeout (%v)", sandbox.ErrInvalidOption, sandbox.DefaultExecuteTimeout, maxTimeout)
 	case def > maxTimeout:
 		return fmt.Errorf("%w: sandboxmcp: ExecuteTimeout %v exceeds Tools.MaxExecuteTimeout %v", sandbox.ErrInvalidOption, def, maxTimeout)
+	}
+	if c.Egress != nil {
+		if c.NetworkMode != "" && c.NetworkMode != "none" {
+			return fmt.Errorf("%w: sandboxmcp: an egress policy excludes NetworkMode %q", sandbox.ErrInvalidOption, c.NetworkMode)
+		}
+		if err := c.Egress.Validate(); err != nil {
+			return fmt.Errorf("sandboxmcp: %w", err)
+		}
 	}
 	return nil
 }
@@ -175,7 +191,7 @@ func (c *Config) idleTimeout() time.Duration {
 // networked reports whether the sandboxes have a network (execute's
 // openWorldHint): every mode but "none". A network mode that
 // SandboxOptions set is not seen: the hint then says networked.
-func (c *Config) networked() bool { return c.NetworkMode != "none" }
+func (c *Config) networked() bool { return c.NetworkMode != "none" || c.Egress != nil }
 
 func (c *Config) workingDir() string {
 	if c.WorkingDir != "" {

@@ -71,7 +71,7 @@ type session struct {
 
 	mu    sync.Mutex // held while the sandbox is created
 	ended bool
-	sb    *sandbox.DockerSandbox
+	sb    *sandbox.Sandbox
 	tools []tools.Tool
 }
 

@@ -70,7 +70,7 @@ const sessionlessProtocol = "2026-07-28"
 const sandboxCloseTimeout = 45 * time.Second
 
 // NewSandbox creates a sandbox as cfg says, after cfg.Validate.
-func NewSandbox(ctx context.Context, cfg Config) (*sandbox.DockerSandbox, error) {
+func NewSandbox(ctx context.Context, cfg Config) (*sandbox.Sandbox, error) {
 	if err := cfg.Validate(); err != nil {
 		return nil, err
 	}
@@ -79,7 +79,7 @@ func NewSandbox(ctx context.Context, cfg Config) (*sandbox.DockerSandbox, error)
 
 // closeSandbox removes sb, waiting sandboxCloseTimeout at most: past it,
 // the removal goes on in the background and the error says so.
-func closeSandbox(sb *sandbox.DockerSandbox) error {
+func closeSandbox(sb *sandbox.Sandbox) error {
 	done := make(chan error, 1)
 	go func() { done <- sb.Close() }()
 	timer := time.NewTimer(sandboxCloseTimeout)
@@ -94,7 +94,7 @@ func closeSandbox(sb *sandbox.DockerSandbox) error {
 
 // NewStdioServer creates a sandbox and a server that serves its tools. The
 // caller runs the server and closes the sandbox; Serve does both.
-func NewStdioServer(ctx context.Context, cfg Config) (*mcp.Server, *sandbox.DockerSandbox, error) {
+func NewStdioServer(ctx context.Context, cfg Config) (*mcp.Server, *sandbox.Sandbox, error) {
 	sb, err := NewSandbox(ctx, cfg)
 	if err != nil {
 		return nil, nil, err

@@ -43,7 +43,7 @@
 // NewExec is an opt-in second set in the shape of OpenAI Codex's unified
 // exec tools, for long-running and interactive commands: exec_command,
 // write_stdin, list_sessions and kill_session, over the sandbox's
-// processes (DockerSandbox.Start). Their answers are Codex's text
+// processes (Sandbox.StartProcess). Their answers are Codex's text
 // ("Process running with session ID 1000", "Process exited with code 0",
 // "Original token count: N", head and tail around "…N tokens truncated…").
 package tools

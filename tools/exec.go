@@ -13,14 +13,14 @@ import (
 )
 
 // ProcessSandbox is what the session tools (NewExec) use;
-// *sandbox.DockerSandbox implements it.
+// *sandbox.Sandbox implements it.
 type ProcessSandbox interface {
 	WorkingDir() string
-	Start(ctx context.Context, command string, opts ...sandbox.ProcessOption) (*sandbox.Process, error)
+	StartProcess(ctx context.Context, command string, opts ...sandbox.ProcessOption) (*sandbox.Process, error)
 	Processes(ctx context.Context) ([]sandbox.ProcessInfo, error)
 }
 
-var _ ProcessSandbox = (*sandbox.DockerSandbox)(nil)
+var _ ProcessSandbox = (*sandbox.Sandbox)(nil)
 
 // Defaults of the session tools' options and arguments, Codex's (codex-rs
 // core/src/unified_exec).
@@ -198,11 +198,11 @@ func (x *execTools) execCommand(ctx context.Context, a *args) Result {
 	if !ok {
 		return errorf("exec_command failed: %d sessions are open, the most this tool set keeps; end one with kill_session (list_sessions lists them) and try again", x.opts.MaxSessions)
 	}
-	opts := []sandbox.ProcessOption{sandbox.WithProcessDir(dir), sandbox.WithProcessEnv(execEnv...)}
+	opts := []sandbox.ProcessOption{sandbox.ProcessDir(dir), sandbox.ProcessEnv(execEnv...)}
 	if tty {
-		opts = append(opts, sandbox.WithTTY(ttyRows, ttyCols))
+		opts = append(opts, sandbox.ProcessTTY(ttyRows, ttyCols))
 	}
-	p, err := x.sb.Start(ctx, command, opts...)
+	p, err := x.sb.StartProcess(ctx, command, opts...)
 	if err != nil {
 		x.table.release(id)
 		return errorf("exec_command failed for `%s`: %s", oneLine(sandbox.SafeText(cmd), 200), sandbox.SafeText(err.Error()))

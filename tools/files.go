@@ -76,15 +76,8 @@ func (e *env) writeFile(ctx context.Context, a *args) Result {
 // (file_not_found, permission_denied, is_directory, invalid_path), or the
 // error's own message.
 func fileErrorCode(err error) string {
-	switch {
-	case errors.Is(err, fs.ErrNotExist):
-		return "file_not_found"
-	case errors.Is(err, fs.ErrPermission):
-		return "permission_denied"
-	case errors.Is(err, sandbox.ErrIsDir):
-		return "is_directory"
-	case errors.Is(err, sandbox.ErrInvalidPath), errors.Is(err, sandbox.ErrNotDir):
-		return "invalid_path"
+	if code := sandbox.ErrorCode(err); code != "" {
+		return code
 	}
 	return innerMessage(err)
 }

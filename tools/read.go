@@ -43,7 +43,7 @@ func (e *env) readFile(ctx context.Context, a *args) Result {
 	if msg != "" {
 		return errorText(msg)
 	}
-	r, err := e.sb.Read(ctx, p, sandbox.Offset(max(offset, 0)), sandbox.Limit(max(limit, 0)))
+	r, err := e.sb.Read(ctx, p, sandbox.ReadOffset(max(offset, 0)), sandbox.ReadLimit(max(limit, 0)))
 	if err != nil {
 		return errorText("Error: " + readError(p, err))
 	}

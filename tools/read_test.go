@@ -87,8 +87,8 @@ func TestReadFileFormats(t *testing.T) {
 	}{
 		{"page with notice", `{"file_path": "/workspace/a.txt", "limit": 2}`,
 			page("l1\nl2", 1, 2, 5), "1  l1\n2  l2\n\n[Read 2 lines (lines 1-2 of 5 total). 3 lines remaining from offset 2.]",
-			"read /workspace/a.txt [Offset Limit]"},
-		{"whole file", `{"file_path": "a.txt"}`, page("one\ntwo", 1, 2, 2), "1  one\n2  two", "read /workspace/a.txt [Offset Limit]"},
+			"read /workspace/a.txt [ReadOffset ReadLimit]"},
+		{"whole file", `{"file_path": "a.txt"}`, page("one\ntwo", 1, 2, 2), "1  one\n2  two", "read /workspace/a.txt [ReadOffset ReadLimit]"},
 		{"offset", `{"file_path": "a.txt", "offset": 9, "limit": 2}`,
 			page("x\ny", 10, 11, 11), "10  x\n11  y", ""},
 		{"start from the request when the backend gives none", `{"file_path": "a.txt", "offset": 4}`,

@@ -9,7 +9,7 @@ import (
 	"github.com/dockersandbox/sandbox"
 )
 
-// Sandbox is what the tools use; *sandbox.DockerSandbox implements it.
+// Sandbox is what the tools use; *sandbox.Sandbox implements it.
 type Sandbox interface {
 	WorkingDir() string
 	Execute(ctx context.Context, command string, opts ...sandbox.ExecOption) (sandbox.ExecuteResponse, error)
@@ -22,7 +22,7 @@ type Sandbox interface {
 	Delete(ctx context.Context, path string) error
 }
 
-var _ Sandbox = (*sandbox.DockerSandbox)(nil)
+var _ Sandbox = (*sandbox.Sandbox)(nil)
 
 // DefaultMaxExecuteTimeout is the default of Options.MaxExecuteTimeout,
 // deepagents 0.7's.

@@ -173,7 +173,7 @@ func TestRelativePathsLandInTheWorkingDir(t *testing.T) {
 	f := &fakeSandbox{wd: "/srv/app"}
 	for _, c := range []struct{ tool, args, call string }{
 		{"ls", `{"path": "."}`, "ls /srv/app"},
-		{"read_file", `{"file_path": "main.py"}`, "read /srv/app/main.py [Offset Limit]"},
+		{"read_file", `{"file_path": "main.py"}`, "read /srv/app/main.py [ReadOffset ReadLimit]"},
 		{"write_file", `{"file_path": "pkg/x.go", "content": "x"}`, "write /srv/app/pkg/x.go 1"},
 		{"edit_file", `{"file_path": "x", "old_string": "a", "new_string": "b"}`, "edit /srv/app/x false"},
 		{"glob", `{"pattern": "*.py"}`, "glob *.py /srv/app"},

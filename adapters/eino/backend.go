@@ -22,7 +22,7 @@ import (
 // A Backend is safe for concurrent use. It does not own the sandbox:
 // close the sandbox when done.
 type Backend struct {
-	sb       *sandbox.DockerSandbox
+	sb       *sandbox.Sandbox
 	execOpts []sandbox.ExecOption
 }
 
@@ -43,7 +43,7 @@ func WithExecOptions(opts ...sandbox.ExecOption) BackendOption {
 }
 
 // NewBackend returns sb as an Eino filesystem and shell backend.
-func NewBackend(sb *sandbox.DockerSandbox, opts ...BackendOption) *Backend {
+func NewBackend(sb *sandbox.Sandbox, opts ...BackendOption) *Backend {
 	b := &Backend{sb: sb}
 	for _, opt := range opts {
 		opt(b)
@@ -110,7 +110,7 @@ func (b *Backend) Read(ctx context.Context, req *filesystem.ReadRequest) (string
 		limit = DefaultReadLimit
 	}
 	p := b.abs(req.FilePath, "")
-	r, err := b.sb.Read(ctx, p, sandbox.Offset(max(req.Offset, 0)), sandbox.Limit(limit))
+	r, err := b.sb.Read(ctx, p, sandbox.ReadOffset(max(req.Offset, 0)), sandbox.ReadLimit(limit))
 	switch {
 	case errors.Is(err, sandbox.ErrOffsetOutOfRange):
 		return "", nil
@@ -214,7 +214,7 @@ func (b *Backend) Write(ctx context.Context, req *filesystem.WriteRequest) error
 // or a directory is false with no error (Write and Ls say what is wrong);
 // an error that leaves it unknown (permission denied, say) is returned.
 func (b *Backend) fileExists(ctx context.Context, p string) (bool, error) {
-	_, err := b.sb.Read(ctx, p, sandbox.Limit(0))
+	_, err := b.sb.Read(ctx, p, sandbox.ReadLimit(0))
 	switch {
 	case err == nil, errors.Is(err, sandbox.ErrBinaryTooLarge):
 		return true, nil

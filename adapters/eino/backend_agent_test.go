@@ -134,7 +134,7 @@ func run(ctx context.Context, agent adk.Agent, query string, streaming bool) (*s
 }
 
 // images runs f on a sandbox of each test image.
-func images(t *testing.T, f func(t *testing.T, sb *sandbox.DockerSandbox)) {
+func images(t *testing.T, f func(t *testing.T, sb *sandbox.Sandbox)) {
 	for _, img := range []string{testenv.BusyboxImage, testenv.DebianImage} {
 		t.Run(img[strings.LastIndex(img, "/")+1:], func(t *testing.T) {
 			t.Parallel()
@@ -175,7 +175,7 @@ func fileTurns() []turn {
 // TestFilesystemMiddleware drives the backend through Eino's filesystem
 // middleware on a ChatModelAgent, with a scripted model, on both images.
 func TestFilesystemMiddleware(t *testing.T) {
-	images(t, func(t *testing.T, sb *sandbox.DockerSandbox) {
+	images(t, func(t *testing.T, sb *sandbox.Sandbox) {
 		ctx := sandboxtest.Context(t)
 		mw, err := fsmw.NewMiddleware(ctx, &fsmw.Config{Backend: sandboxeino.NewBackend(sb)})
 		require.NoError(t, err)
@@ -238,7 +238,7 @@ func TestFilesystemMiddlewareErrors(t *testing.T) {
 // agent plans, hands a task to the general-purpose sub-agent (which writes a
 // file through the same backend), then runs it.
 func TestDeepAgent(t *testing.T) {
-	images(t, func(t *testing.T, sb *sandbox.DockerSandbox) {
+	images(t, func(t *testing.T, sb *sandbox.Sandbox) {
 		ctx := sandboxtest.Context(t)
 		mw, err := fsmw.NewMiddleware(ctx, &fsmw.Config{Backend: sandboxeino.NewBackend(sb)})
 		require.NoError(t, err)

@@ -16,7 +16,7 @@ import (
 )
 
 // Execute runs req.Command with sh -c in the sandbox's working directory
-// (sandbox.DockerSandbox.Execute): stdout and stderr combined, capped at
+// (sandbox.Sandbox.Execute): stdout and stderr combined, capped at
 // the sandbox's max output bytes (Truncated then), the exit code set (124
 // on timeout, with a "Command timed out" line). When ctx ends, the
 // command's process tree is killed and ctx's error returned.

@@ -117,7 +117,7 @@ func TestExecuteStreamingSameAsExecute(t *testing.T) {
 
 // survivors counts the processes in the sandbox whose command line has
 // marker (the counting shell's own line is left out).
-func survivors(t *testing.T, ctx context.Context, sb *sandbox.DockerSandbox, marker string) string {
+func survivors(t *testing.T, ctx context.Context, sb *sandbox.Sandbox, marker string) string {
 	t.Helper()
 	r, err := sb.Execute(ctx, `for p in /proc/[0-9]*; do [ "$p" = /proc/$$ ] || tr '\0' ' ' 2>/dev/null < $p/cmdline; echo; done | grep -c "`+marker+`"`)
 	require.NoError(t, err)

@@ -194,9 +194,9 @@ const mcpInstall = `go build -C mcp -o "$(go env GOPATH)/bin/sandbox-mcp" ./cmd/
 // README's command, into the README's install directory.
 func TestCLIMCPHint(t *testing.T) {
 	run := build(t)
-	readme, err := os.ReadFile("../../README.md")
+	readme, err := os.ReadFile("../../mcp/README.md")
 	require.NoError(t, err)
-	assert.Contains(t, string(readme), mcpInstall, "the README installs sandbox-mcp the same way")
+	assert.Contains(t, string(readme), mcpInstall, "mcp/README.md installs sandbox-mcp the same way")
 	t.Setenv("PATH", t.TempDir())
 	_, errOut, code := run(t, "", "mcp")
 	assert.Equal(t, 1, code)

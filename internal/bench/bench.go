@@ -51,7 +51,10 @@ func Main(engines *engineflag.Set, args []string) {
 		fail(err)
 		defer cli.Close()
 		b.cli = cli
-		b.opts = []sandbox.Option{sandbox.WithImage(*image), sandbox.WithClient(cli), sandbox.WithPullPolicy(sandbox.PullNever)}
+		docker, err := sandbox.DockerEngine(ctx)
+		fail(err)
+		defer docker.Close()
+		b.opts = []sandbox.Option{sandbox.WithImage(*image), sandbox.WithEngine(docker), sandbox.WithPullPolicy(sandbox.PullNever)}
 	}
 	if *user != "" {
 		b.opts = append(b.opts, sandbox.WithUser(*user))
@@ -96,6 +99,15 @@ func Main(engines *engineflag.Set, args []string) {
 		}
 	}
 	b.addPorts(ctx, out) // dial_rtt, forward_mb_s, published_port_mb_s (ports.go)
+	if b.docker() {
+		if m, err := b.egress(ctx); err == nil { // egress.go
+			for k, v := range m {
+				out[k] = v
+			}
+		} else {
+			fmt.Fprintln(os.Stderr, "sandbox-bench: egress comparison skipped:", err)
+		}
+	}
 
 	procs, err := b.processes(ctx) // process.go
 	fail(err)

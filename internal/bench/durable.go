@@ -65,7 +65,7 @@ func (b *bench) durable(ctx context.Context) (map[string]float64, error) {
 		}
 		_ = exec.CommandContext(ctx, docker, "rmi", strings.TrimSpace(string(commitID))).Run()
 
-		var forks []*sandbox.DockerSandbox
+		var forks []*sandbox.Sandbox
 		err := s.time("fork_10", func() (err error) { forks, err = snap.Fork(ctx, 10); return err })
 		for _, f := range forks {
 			f.Close()
@@ -73,7 +73,7 @@ func (b *bench) durable(ctx context.Context) (map[string]float64, error) {
 		if err != nil {
 			return nil, err
 		}
-		plain := make([]*sandbox.DockerSandbox, 10)
+		plain := make([]*sandbox.Sandbox, 10)
 		err = s.time("new_10", func() error {
 			return parallel(10, 10, func(j int) (err error) {
 				plain[j], err = sandbox.New(ctx, b.opts...)

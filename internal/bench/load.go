@@ -36,7 +36,7 @@ func (b *bench) load(ctx context.Context) (map[string]float64, error) {
 	out["concurrent_200_exec_s"] = time.Since(start).Seconds()
 	out["concurrent_exec_per_s"] = 200 / time.Since(start).Seconds()
 
-	sbs := make([]*sandbox.DockerSandbox, 50)
+	sbs := make([]*sandbox.Sandbox, 50)
 	start = time.Now()
 	err = parallel(50, 8, func(i int) (err error) {
 		sbs[i], err = sandbox.New(ctx, b.opts...)

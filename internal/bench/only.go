@@ -10,9 +10,10 @@ import (
 
 // onlyGroups are the groups -only can run by themselves: "ops" (the shared
 // channel's operations, for same-run baselines such as read_1k), "ports"
-// (dial_rtt, forward_mb_s, published_port_mb_s, forward_ratio) and
+// (dial_rtt, forward_mb_s, published_port_mb_s, forward_ratio), "egress"
+// (egress_rtt, direct_rtt, egress_mb_s, direct_mb_s; Docker only) and
 // "processes" (start_process, poll_output, call_after_idle).
-var onlyGroups = []string{"ops", "ports", "processes"}
+var onlyGroups = []string{"ops", "ports", "egress", "processes"}
 
 // runOnly runs the comma-separated groups of list, in the order given,
 // prints their keys as JSON, and reports whether it ran anything (an empty
@@ -32,6 +33,12 @@ func runOnly(ctx context.Context, b *bench, list string) bool {
 			}
 		case "ports":
 			b.addPorts(ctx, out)
+		case "egress":
+			m, err := b.egress(ctx)
+			fail(err)
+			for k, v := range m {
+				out[k] = v
+			}
 		case "processes":
 			m, err := b.processes(ctx)
 			fail(err)

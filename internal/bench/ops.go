@@ -74,7 +74,7 @@ func (b *bench) operations(ctx context.Context, shared bool) (map[string]float64
 func (b *bench) lifecycle(ctx context.Context) (map[string]float64, error) {
 	s := samples{}
 	for range b.n {
-		var sb *sandbox.DockerSandbox
+		var sb *sandbox.Sandbox
 		if err := s.time("create", func() (err error) {
 			if sb, err = sandbox.New(ctx, b.opts...); err != nil {
 				return err
@@ -101,7 +101,7 @@ func (b *bench) lifecycle(ctx context.Context) (map[string]float64, error) {
 		}
 		sleep(ctx)
 	}
-	var got []*sandbox.DockerSandbox
+	var got []*sandbox.Sandbox
 	for range b.n {
 		if err := s.time("pool_acquire", func() error {
 			sb, err := pool.Get(ctx)
@@ -181,7 +181,7 @@ func dockerExec(ctx context.Context, cli *client.Client, id string) error {
 	return err
 }
 
-func upload(ctx context.Context, sb *sandbox.DockerSandbox, p string, content []byte) error {
+func upload(ctx context.Context, sb *sandbox.Sandbox, p string, content []byte) error {
 	res, err := sb.UploadFiles(ctx, []sandbox.FileUpload{{Path: p, Content: content}})
 	if err == nil {
 		err = res[0].Err
@@ -189,7 +189,7 @@ func upload(ctx context.Context, sb *sandbox.DockerSandbox, p string, content []
 	return err
 }
 
-func download(ctx context.Context, sb *sandbox.DockerSandbox, p string, size int) error {
+func download(ctx context.Context, sb *sandbox.Sandbox, p string, size int) error {
 	res, err := sb.DownloadFiles(ctx, []string{p})
 	if err == nil {
 		err = res[0].Err

@@ -198,7 +198,7 @@ s.ThreadingTCPServer(("", %d), H).serve_forever()'`, portsFile, portsSource)
 }
 
 // dialRetry dials address in sb until its server listens (10 s).
-func dialRetry(ctx context.Context, sb *sandbox.DockerSandbox, address string) (net.Conn, error) {
+func dialRetry(ctx context.Context, sb *sandbox.Sandbox, address string) (net.Conn, error) {
 	deadline := time.Now().Add(10 * time.Second)
 	for {
 		c, err := sb.Dial(ctx, "tcp", address)

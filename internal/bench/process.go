@@ -8,7 +8,7 @@ import (
 )
 
 // processes measures, on the shared channel:
-//   - "start_process": Start of a trivial process, right after another
+//   - "start_process": StartProcess of a trivial process, right after another
 //     call (an Info of an idle process, not timed), as every key of ops
 //     follows a call; 50 ms apart, for PID 1 starts its next launcher
 //     25 ms after a start;
@@ -23,7 +23,7 @@ func (b *bench) processes(ctx context.Context) (map[string]float64, error) {
 		return nil, err
 	}
 	defer sb.Close()
-	idle, err := sb.Start(ctx, "cat") // waits for input that never comes
+	idle, err := sb.StartProcess(ctx, "cat") // waits for input that never comes
 	if err != nil {
 		return nil, err
 	}
@@ -38,7 +38,7 @@ func (b *bench) processes(ctx context.Context) (map[string]float64, error) {
 		}
 		var p *sandbox.Process
 		if err := s.time("start_process", func() (err error) {
-			p, err = sb.Start(ctx, "exit 0")
+			p, err = sb.StartProcess(ctx, "exit 0")
 			return err
 		}); err != nil {
 			return nil, err
@@ -50,7 +50,7 @@ func (b *bench) processes(ctx context.Context) (map[string]float64, error) {
 	if err := idle.Kill(ctx); err != nil {
 		return nil, err
 	}
-	ticker, err := sb.Start(ctx, "while :; do echo tick; sleep 0.01; done")
+	ticker, err := sb.StartProcess(ctx, "while :; do echo tick; sleep 0.01; done")
 	if err != nil {
 		return nil, err
 	}

@@ -30,6 +30,7 @@ commands:
   mcp [flags]                    run the MCP server (needs sandbox-mcp on PATH)
   port-forward [flags] ID [HOSTADDR:]HOSTPORT:PORT
                                  forward a host port (127.0.0.1 by default) to PORT in a sandbox until interrupted
+  egress [flags] ID              serve the egress of a sandbox made with create -egress-allow until interrupted
 
 Every command that prints data takes -json (snake_case keys); every command
 but mcp takes -engine docker (default; Podman through DOCKER_HOST) or another
@@ -54,6 +55,7 @@ var commands = map[string]func(ctx context.Context, args []string) error{
 	"prune":        prune,
 	"mcp":          mcp,
 	"port-forward": portForward,
+	"egress":       egressCmd,
 }
 
 // Config is what a binary's main gives Main.

@@ -9,6 +9,7 @@ import (
 
 	"github.com/dockersandbox/sandbox"
 	"github.com/dockersandbox/sandbox/internal/byteflag"
+	"github.com/dockersandbox/sandbox/internal/egressflag"
 )
 
 func create(ctx context.Context, args []string) error {
@@ -29,6 +30,7 @@ func create(ctx context.Context, args []string) error {
 	quiet := fs.Bool("q", false, "no pull progress on stderr")
 	asJSON := fs.Bool("json", false, `print {"id"} as JSON`)
 	choice := engineFlags(fs)
+	egress := egressflag.AddFlags(fs)
 	var env, labels multiFlag
 	fs.Var(&env, "env", "KEY=value for the sandbox (repeatable)")
 	fs.Var(&labels, "label", "put the label `key=value` on the sandbox, for ls and prune -label (repeatable)")
@@ -41,6 +43,10 @@ func create(ctx context.Context, args []string) error {
 	policy, ok := map[string]sandbox.PullPolicy{"missing": sandbox.PullMissing, "always": sandbox.PullAlways, "never": sandbox.PullNever}[*pull]
 	if !ok {
 		return fmt.Errorf("%w: -pull %q: want missing, always or never", errUsage, *pull)
+	}
+	egressPolicy, err := egress.Policy(os.Getenv, nil)
+	if err != nil {
+		return fmt.Errorf("%w: %v", errUsage, err)
 	}
 	opts, done, err := connect(ctx, choice)
 	if err != nil {
@@ -73,6 +79,9 @@ func create(ctx context.Context, args []string) error {
 	add(*idle != 0, sandbox.WithIdleTimeout(*idle))
 	add(*secure, sandbox.WithSecureProfile())
 	add(len(env) > 0, sandbox.WithEnv(env...))
+	if egressPolicy != nil {
+		opts = append(opts, sandbox.WithEgress(*egressPolicy))
+	}
 	if len(labels) > 0 {
 		m := map[string]string{}
 		for _, l := range labels {
@@ -87,6 +96,10 @@ func create(ctx context.Context, args []string) error {
 	sb, err := sandbox.New(ctx, opts...)
 	if err != nil {
 		return err
+	}
+	if egressPolicy != nil {
+		// This process's end takes the egress with it.
+		fmt.Fprintf(os.Stderr, "sandbox %s has an egress policy and no other network: serve it with \"sandbox egress -egress-allow ... %s\"\n", sb.ID(), sb.ID())
 	}
 	if *asJSON {
 		return printJSON(os.Stdout, map[string]string{"id": sb.ID()})

@@ -115,7 +115,7 @@ func rm(ctx context.Context, args []string) error {
 
 // attach is sandbox.Attach on the engine eng's options choose, saying "no
 // such sandbox" when there is none.
-func attach(ctx context.Context, eng []sandbox.Option, id string, opts ...sandbox.Option) (*sandbox.DockerSandbox, error) {
+func attach(ctx context.Context, eng []sandbox.Option, id string, opts ...sandbox.Option) (*sandbox.Sandbox, error) {
 	sb, err := sandbox.Attach(ctx, id, append(slices.Clip(eng), opts...)...)
 	switch {
 	case err == nil:

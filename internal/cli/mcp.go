@@ -6,7 +6,7 @@ import (
 	"os/exec"
 )
 
-// mcpInstall is the command that installs sandbox-mcp, as the README
+// mcpInstall is the command that installs sandbox-mcp, as mcp/README.md
 // says, into the one install directory, $(go env GOPATH)/bin.
 const mcpInstall = `go build -C mcp -o "$(go env GOPATH)/bin/sandbox-mcp" ./cmd/sandbox-mcp`
 

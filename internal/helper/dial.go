@@ -27,6 +27,13 @@ func (t *streamTable) dial(ctx context.Context, id uint32, req proto.Request, se
 	if err != nil {
 		return &proto.Result{Error: dialError(err)}
 	}
+	return t.carry(ctx, id, req, conn, send)
+}
+
+// carry carries conn as stream id (for req, a dial's or an accept's) until
+// both sides closed it, the library cancels it, or it fails; it closes
+// conn.
+func (t *streamTable) carry(ctx context.Context, id uint32, req proto.Request, conn net.Conn, send func(proto.Kind, []byte) error) *proto.Result {
 	defer conn.Close()
 	st, sctx := t.open(ctx, id, req.Op, send)
 	defer t.remove(id)

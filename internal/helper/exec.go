@@ -20,7 +20,7 @@ import (
 // keeps the output open does not hold the command's result longer than this.
 const drainGrace = 50 * time.Millisecond
 
-// runExec runs req.Command with sh -c under a reaper of its own (see Reap),
+// runExec runs req.Command with sh -c under a reaper of its own (see RunReaper),
 // which leads a new process group, streaming output frames, and kills the
 // whole tree on timeout, when ctx ends, or when the command killed its
 // reaper.
@@ -65,9 +65,14 @@ func runExec(ctx context.Context, req proto.Request, in io.Reader, send func(pro
 	if err != nil {
 		return failure(err)
 	}
+	l, err := shellLaunch(sh, req.Command, mergeEnv(os.Environ(), req.Env), req.Dir, false)
+	if err != nil {
+		return failure(err)
+	}
 	ooms := oomKills()
-	r, err := runReaped(ctx, launch{Argv: []string{sh, "-c", req.Command}, Env: mergeEnv(os.Environ(), req.Env), Dir: req.Dir}, stdio)
+	r, err := runReaped(ctx, l, stdio)
 	closeAll(&stdio)
+	l.closeScript()
 	if err != nil {
 		if inW != nil {
 			inW.Close()
@@ -246,10 +251,14 @@ func execDirError(dir string, err error) *proto.Error {
 
 // startError is the typed error for a command that did not start. With a
 // working directory that exists, the likely cause is that the user may not
-// enter it.
+// enter it. E2BIG is the environment's size (a long command goes in a file,
+// see shellLaunch), not a missing file.
 func startError(dir string, err error) *proto.Error {
 	if dir != "" && (errors.Is(err, fs.ErrPermission) || errors.Is(err, fs.ErrNotExist)) {
 		return execDirError(dir, err)
+	}
+	if errors.Is(err, syscall.E2BIG) {
+		return badRequest("the command's environment is larger than the kernel allows a new program: %v", err)
 	}
 	return &proto.Error{Code: proto.CodeNotFound, Message: err.Error()}
 }

@@ -42,9 +42,14 @@ func runExecTTY(ctx context.Context, req proto.Request, in io.Reader, send func(
 
 	stdio := [3]*os.File{slave, slave, slave}
 	ooms := oomKills()
-	l := launch{Argv: []string{sh, "-c", req.Command}, Env: mergeEnv(append([]string{"TERM=xterm"}, os.Environ()...), req.Env), Dir: req.Dir, TTY: true}
+	l, err := shellLaunch(sh, req.Command, mergeEnv(append([]string{"TERM=xterm"}, os.Environ()...), req.Env), req.Dir, true)
+	if err != nil {
+		slave.Close()
+		return failure(err)
+	}
 	r, err := runReaped(ctx, l, stdio)
 	slave.Close() // the reaper's command has its own: the master reads EIO once they are all closed
+	l.closeScript()
 	if err != nil {
 		return &proto.Result{Error: startError(req.Dir, err), ExitCode: 127}
 	}

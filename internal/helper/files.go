@@ -17,49 +17,6 @@ import (
 // root is the container's filesystem as the file operations see it.
 var root = fsops.DirFS("/") // names are bytes; os.DirFS refuses non-UTF-8 ones
 
-// fileOp runs one file operation; in carries the content of a write.
-func fileOp(ctx context.Context, req proto.Request, in io.Reader) *proto.Result {
-	var res proto.Result
-	var err error
-	switch req.Op {
-	case proto.OpRead:
-		var r fsops.ReadResult
-		r, err = fsops.Read(root, req.Path, req.Offset, req.Limit)
-		res.Read = &r
-	case proto.OpLs:
-		res.Entries, err = fsops.Ls(root, req.Path)
-	case proto.OpGlob:
-		var r fsops.GlobResult
-		r, err = fsops.Glob(ctx, root, req.Path, req.Pattern, fsops.GlobOptions{})
-		res.Entries, res.Truncated = r.Matches, r.Truncated
-	case proto.OpGrep:
-		var r fsops.GrepResult
-		r, err = fsops.Grep(ctx, root, req.Path, req.Pattern, fsops.GrepOptions{Glob: req.Glob, MaxCount: req.MaxCount})
-		res.Matches, res.Truncated = r.Matches, r.Truncated
-	case proto.OpWrite:
-		err = writeFile(req.Path, in)
-	case proto.OpEdit:
-		res.Count, err = editFile(req.Path, req.Old, req.New, req.ReplaceAll)
-	case proto.OpDelete:
-		err = deletePath(req.Path)
-	case proto.OpStat:
-		res.Stats = statAll(req.Paths)
-	case proto.OpInfo:
-		var fi fsops.FileInfo
-		fi, err = infoOf(req.Path)
-		res.Entries = proto.List[fsops.FileInfo]{fi}
-	case proto.OpRename:
-		err = renameUpload(req.Path, req.New)
-	case proto.OpPrepare:
-		res.Stats = prepareAll(req.Paths)
-		res.UID, res.GID = os.Getuid(), os.Getgid()
-	}
-	if err != nil {
-		return &proto.Result{Error: proto.ErrorOf(err)}
-	}
-	return &res
-}
-
 // writeFile replaces path's content with what in yields, creating parent
 // directories. The replacement is atomic where the directory allows it: a
 // failure (a full disk, say) leaves the old content in place.

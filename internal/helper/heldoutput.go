@@ -6,16 +6,14 @@ import "github.com/dockersandbox/sandbox/internal/proto"
 // (of at most proto.ChunkSize bytes) to write it with the Result in one
 // write: a small read then costs the library one message, not two. Only
 // for requests whose output is all there at once (a file's or a process
-// log's bytes), never a command's, whose output must go as it comes.
+// log's bytes: proto.HoldsOutput), never a command's, whose output must go
+// as it comes.
 type heldOutput struct {
 	w    *proto.Writer
 	id   uint32
 	held []byte
 	has  bool
 }
-
-// holdsOutput reports whether op's output is held (see heldOutput).
-func holdsOutput(op string) bool { return op == proto.OpCat || op == proto.OpProcRead }
 
 // send writes the frame held before, if any, and holds or writes this one.
 func (h *heldOutput) send(k proto.Kind, p []byte) error {

@@ -35,6 +35,8 @@ func session(t *testing.T) (*proto.Writer, *proto.Reader, func()) {
 	var h proto.Hello
 	require.NoError(t, json.Unmarshal(f.Payload, &h))
 	require.Equal(t, proto.Version, h.Version)
+	require.Equal(t, proto.Capabilities(), h.Caps, "the helper announces every capability")
+	require.True(t, h.TTY, "and says TTY for the libraries that predate Caps")
 	return proto.NewWriter(inW), fr, func() {
 		inW.Close()
 		select {

@@ -1,7 +1,3 @@
-// Package helper is the program injected into every sandbox container. It
-// runs as PID 1 (Init), and serves requests from the library (Serve): shell
-// commands in their own process group, and file operations on the
-// container's filesystem as the sandbox user sees it.
 package helper
 
 import (
@@ -16,10 +12,22 @@ import (
 	"github.com/dockersandbox/sandbox/internal/proto"
 )
 
+// InitOptions configures PID 1 (Init); the init mode's flags set them.
+type InitOptions struct {
+	// Lifetime: exit after this long (0: never).
+	Lifetime time.Duration
+	// Idle: exit once no request ran for this long (0: never).
+	Idle time.Duration
+	// ProcessesKeepAlive: running processes of the table count as
+	// activity for Idle.
+	ProcessesKeepAlive bool
+}
+
 // Init is the container's main process. It reaps orphaned processes, exits
 // at once on SIGTERM, SIGINT or SIGHUP (the kernel then kills everything else
-// in the container), exits once it ran for lifetime when lifetime > 0, and
-// exits when idle > 0 and no request ran for that long: a request is a
+// in the container), exits once it ran for o.Lifetime when that is > 0, and
+// exits when o.Idle > 0 and no request ran for that long (nor, with
+// o.ProcessesKeepAlive, a process of its table): a request is a
 // one-request helper ("call") that exists, or a request on the shared
 // channel ("serve"), which announces itself with SIGUSR1 when it starts,
 // every heartbeat while it runs and when it ends. An open but unused shared
@@ -28,22 +36,22 @@ import (
 // Time spent paused (frozen) counts for neither clock, and the idle clock
 // starts again after a pause; the library may change both limits while the
 // sandbox runs (see LifetimeFile).
-func Init(lifetime, idle time.Duration) int {
+func Init(o InitOptions) int {
 	CatchInitSignals()
 	sigs := initSignals
 	_, _ = io.WriteString(os.Stdout, proto.ReadyLine) // EPIPE, not death: SIGPIPE is caught
 	reserveThreads(4)
-	l := newLimits(lifetime, idle, filepath.Dir(os.Args[0]), time.Now())
-	serveProcs() // the process table (procserver.go)
+	l := newLimits(o.Lifetime, o.Idle, filepath.Dir(os.Args[0]), time.Now())
+	serveProcs() // the process table (pid1_server.go)
 	t := time.NewTicker(limitsTick)
 	defer t.Stop()
 	for {
 		select {
 		case <-t.C:
-			if ProcessesKeepAlive && procTab != nil && procTab.running() {
+			if o.ProcessesKeepAlive && procTab != nil && procTab.running() {
 				l.active(time.Now()) // running processes are activity
 			}
-			if muxActivity() { // process requests (procmux.go)
+			if muxActivity() { // process requests (pid1_mux.go)
 				l.active(time.Now())
 			}
 			if l.tick(time.Now()) {
@@ -52,7 +60,7 @@ func Init(lifetime, idle time.Duration) int {
 		case sig := <-sigs:
 			switch sig {
 			case syscall.SIGCHLD:
-				reap()
+				reapZombies()
 			case syscall.SIGUSR1: // a request started, runs or ended
 				l.active(time.Now())
 			case syscall.SIGPIPE: // a write to a closed pipe: its error says so
@@ -99,20 +107,6 @@ func connected() bool {
 		}
 	}
 	return false
-}
-
-// reap collects every exited child without blocking.
-func reap() {
-	for {
-		var ws syscall.WaitStatus
-		pid, err := syscall.Wait4(-1, &ws, syscall.WNOHANG, nil)
-		if pid <= 0 || err != nil {
-			return
-		}
-		if procTab != nil {
-			procTab.reaped(pid, ws)
-		}
-	}
 }
 
 // announce tells PID 1 that a helper connection started (for the idle

@@ -15,8 +15,12 @@ import (
 // from pid or from a member of its group, including those that left the
 // group with setsid or setpgid. It stops them all first, so that none can
 // fork or, by exiting, hand its children to PID 1 (which would hide them)
-// while they are collected. It returns once they are all dead (gone, or
-// zombies waiting for their parent), or after deathWait.
+// while they are collected. Everything below pid dies before pid itself:
+// pid is a reaper, the subreaper of what it started, and under gVisor a
+// process that exits while its subreaper exits too finds no parent to be
+// reparented to, which ends the whole sandbox (the sentry kills the PID
+// namespace; Linux hands it to PID 1). It returns once they are all dead
+// (gone, or zombies waiting for their parent), or after deathWait each.
 func killTree(pid int) {
 	killed := map[int]bool{pid: true}
 	_ = syscall.Kill(-pid, syscall.SIGSTOP)
@@ -33,11 +37,14 @@ func killTree(pid int) {
 			break
 		}
 	}
-	_ = syscall.Kill(-pid, syscall.SIGKILL)
-	for p := range killed {
+	delete(killed, pid)
+	for p := range killed { // the group's members are among them (tree)
 		_ = syscall.Kill(p, syscall.SIGKILL)
 	}
 	waitDead(killed, deathWait)
+	_ = syscall.Kill(-pid, syscall.SIGKILL) // a member that escaped the list
+	_ = syscall.Kill(pid, syscall.SIGKILL)
+	waitDead(map[int]bool{pid: true}, deathWait)
 }
 
 // deathWait bounds how long killTree waits for the processes it killed to

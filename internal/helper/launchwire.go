@@ -15,11 +15,13 @@ type launchWire struct {
 	Env  []fsops.RawString `json:"env"`
 	Dir  fsops.RawString   `json:"dir,omitempty"`
 	TTY  bool              `json:"tty,omitempty"`
+	// Script: a fourth file comes, the shell's fd 3 (see shellLaunch).
+	Script bool `json:"script,omitempty"`
 }
 
 // MarshalJSON implements json.Marshaler.
 func (l launch) MarshalJSON() ([]byte, error) {
-	return json.Marshal(launchWire{fsops.RawStrings(l.Argv), fsops.RawStrings(l.Env), fsops.RawString(l.Dir), l.TTY})
+	return json.Marshal(launchWire{fsops.RawStrings(l.Argv), fsops.RawStrings(l.Env), fsops.RawString(l.Dir), l.TTY, l.script != nil})
 }
 
 // UnmarshalJSON implements json.Unmarshaler.
@@ -28,6 +30,6 @@ func (l *launch) UnmarshalJSON(data []byte) error {
 	if err := json.Unmarshal(data, &w); err != nil {
 		return err
 	}
-	*l = launch{Argv: fsops.Strings(w.Argv), Env: fsops.Strings(w.Env), Dir: string(w.Dir), TTY: w.TTY}
+	*l = launch{Argv: fsops.Strings(w.Argv), Env: fsops.Strings(w.Env), Dir: string(w.Dir), TTY: w.TTY, Script: w.Script}
 	return nil
 }

@@ -36,44 +36,54 @@ func validateRequest(req *proto.Request) *proto.Error {
 	case req.MaxCount < 0:
 		return badRequest("negative max count %d", req.MaxCount)
 	}
-	switch req.Op {
-	case proto.OpExec:
-		if req.Command == "" {
-			return badRequest("exec without a command")
-		}
-		if req.Dir != "" {
-			return checkPath("dir", req.Dir)
-		}
-		return nil
-	case proto.OpKill:
-		if req.Session <= 1 {
-			return badRequest("kill needs a session above 1")
-		}
-		return nil
-	case proto.OpRead, proto.OpWrite, proto.OpEdit, proto.OpLs, proto.OpGlob, proto.OpGrep, proto.OpDelete, proto.OpCat, proto.OpInfo:
-		return checkPath("path", req.Path)
-	case proto.OpRename:
-		if err := checkPath("path", req.Path); err != nil {
+	o, ok := ops[req.Op]
+	if !ok {
+		return badRequest("unknown operation %q", clip(req.Op))
+	}
+	return o.validate(req)
+}
+
+// validateExec: a command, and a usable directory if any.
+func validateExec(req *proto.Request) *proto.Error {
+	if req.Command == "" {
+		return badRequest("exec without a command")
+	}
+	if req.Dir != "" {
+		return checkPath("dir", req.Dir)
+	}
+	return nil
+}
+
+// validateKill: a session that is not PID 1's.
+func validateKill(req *proto.Request) *proto.Error {
+	if req.Session <= 1 {
+		return badRequest("kill needs a session above 1")
+	}
+	return nil
+}
+
+// validatePath: a usable Path.
+func validatePath(req *proto.Request) *proto.Error { return checkPath("path", req.Path) }
+
+// validateRename: a usable Path and New.
+func validateRename(req *proto.Request) *proto.Error {
+	if err := checkPath("path", req.Path); err != nil {
+		return err
+	}
+	return checkPath("new", req.New)
+}
+
+// validatePaths: a batch of usable Paths.
+func validatePaths(req *proto.Request) *proto.Error {
+	if len(req.Paths) == 0 {
+		return badRequest("%s without paths", req.Op)
+	}
+	for _, p := range req.Paths {
+		if err := checkPath("paths", p); err != nil {
 			return err
 		}
-		return checkPath("new", req.New)
-	case proto.OpProcStart, proto.OpProcList, proto.OpProcInfo, proto.OpProcRead, proto.OpProcWrite, proto.OpProcCloseStdin,
-		proto.OpProcSignal, proto.OpProcKill, proto.OpProcWait, proto.OpProcResize:
-		return validateProc(req)
-	case proto.OpDial, proto.OpWatch:
-		return validateStream(req)
-	case proto.OpStat, proto.OpPrepare:
-		if len(req.Paths) == 0 {
-			return badRequest("%s without paths", req.Op)
-		}
-		for _, p := range req.Paths {
-			if err := checkPath("paths", p); err != nil {
-				return err
-			}
-		}
-		return nil
 	}
-	return badRequest("unknown operation %q", clip(req.Op))
+	return nil
 }
 
 // checkPath requires p, the value of the request field named field, to be

@@ -24,7 +24,8 @@ func Serve(r io.Reader, w io.Writer, once bool) error {
 	announce()
 	fw := proto.NewWriter(w)
 	hello, _ := json.Marshal(proto.Hello{
-		Version: proto.Version, Session: ownSession(), UID: os.Getuid(), GID: os.Getgid(), Arch: runtime.GOARCH, TTY: true,
+		Version: proto.Version, Session: ownSession(), UID: os.Getuid(), GID: os.Getgid(), Arch: runtime.GOARCH,
+		TTY: true, Caps: proto.Capabilities(),
 	})
 	if err := fw.WriteFrame(proto.KindHello, 0, hello); err != nil {
 		return err
@@ -33,6 +34,7 @@ func Serve(r io.Reader, w io.Writer, once bool) error {
 	ctx, cancelAll := context.WithCancel(context.Background())
 	defer func() {
 		cancelAll()
+		s.accepts.closeAll()
 		s.waitRequests(lingerAfterEnd)
 		removals.Wait()
 	}()
@@ -78,7 +80,8 @@ type server struct {
 	onced bool
 	// aliveSending: an Alive frame is being written.
 	aliveSending atomic.Bool
-	streams      streamTable // dial and watch streams (stream.go)
+	streams      streamTable // dial, accept and watch streams (stream.go)
+	accepts      acceptors   // the listeners of accept requests (accept.go)
 }
 
 type request struct {
@@ -124,20 +127,20 @@ func (s *server) dispatch(ctx context.Context, f proto.Frame, once bool) error {
 			rctx = withTTY(rctx, rq.tty)
 		}
 		var in io.Reader
-		if takesInput(req) {
+		if req.TakesInput() {
 			pr, pw := io.Pipe()
 			rq.input, in = pw, pr
 		}
 		s.reqs[f.ID] = rq
 		s.onced = once
 		s.mu.Unlock()
-		announceRequest(req.Op) // procmux.go
+		announceRequest(req.Op) // serve_procs.go
 		s.wg.Add(1)
 		go func() {
 			defer s.wg.Done()
 			send := func(kind proto.Kind, p []byte) error { return s.w.WriteFrame(kind, f.ID, p) }
 			var held *heldOutput
-			if holdsOutput(req.Op) {
+			if proto.HoldsOutput(req.Op) {
 				held = &heldOutput{w: s.w, id: f.ID}
 				send = held.send
 			}
@@ -156,7 +159,7 @@ func (s *server) dispatch(ctx context.Context, f proto.Frame, once bool) error {
 				_ = s.result(f.ID, req.Op, res)
 			}
 			if req.Op == proto.OpProcStart && res.Error == nil && res.Proc != nil {
-				procConn.launched(res.Proc.Info.ID) // procmux.go
+				tableConn.launched(res.Proc.Info.ID) // serve_procs.go
 			}
 			if once {
 				close(s.done)
@@ -283,26 +286,3 @@ func fitResult(op string, res *proto.Result) ([]byte, error) {
 
 // errTooLarge: an answer the protocol cannot carry.
 var errTooLarge = errors.New("result too large")
-
-func takesInput(req proto.Request) bool {
-	return req.Op == proto.OpWrite || req.Op == proto.OpProcWrite || (req.Op == proto.OpExec && req.Stdin)
-}
-
-// handle runs one request.
-func handle(ctx context.Context, req proto.Request, in io.Reader, send func(proto.Kind, []byte) error) *proto.Result {
-	switch req.Op {
-	case proto.OpExec:
-		return runExec(ctx, req, in, send)
-	case proto.OpCat:
-		return catFile(ctx, req, send)
-	case proto.OpKill:
-		return killRequest(req)
-	case proto.OpProcStart, proto.OpProcList, proto.OpProcInfo, proto.OpProcRead, proto.OpProcWrite, proto.OpProcCloseStdin,
-		proto.OpProcSignal, proto.OpProcKill, proto.OpProcWait, proto.OpProcResize:
-		return forwardProc(ctx, req, in, send) // to PID 1's process table (procserver.go)
-	case proto.OpRead, proto.OpWrite, proto.OpEdit, proto.OpLs, proto.OpGlob, proto.OpGrep,
-		proto.OpDelete, proto.OpStat, proto.OpPrepare, proto.OpRename, proto.OpInfo:
-		return fileOp(ctx, req, in)
-	}
-	return &proto.Result{Error: &proto.Error{Code: proto.CodeBadRequest, Message: fmt.Sprintf("unknown operation %q", req.Op)}}
-}

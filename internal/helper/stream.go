@@ -43,17 +43,6 @@ type hstream struct {
 // errLibraryLied: the library sent beyond its credit or after its EOF.
 var errLibraryLied = errors.New("the library broke the stream protocol")
 
-// handleRequest runs one request: a stream, or anything else (handle).
-func (s *server) handleRequest(ctx context.Context, id uint32, req proto.Request, in io.Reader, send func(proto.Kind, []byte) error) *proto.Result {
-	switch req.Op {
-	case proto.OpDial:
-		return s.streams.dial(ctx, id, req, send)
-	case proto.OpWatch:
-		return s.streams.watch(ctx, id, req, send)
-	}
-	return handle(ctx, req, in, send)
-}
-
 // open registers the stream of request id; the caller removes it.
 func (t *streamTable) open(ctx context.Context, id uint32, op string, send func(proto.Kind, []byte) error) (*hstream, context.Context) {
 	ctx, cancel := context.WithCancelCause(ctx)
@@ -195,11 +184,8 @@ func (st *hstream) giveBack(n int) {
 	st.mu.Unlock()
 }
 
-// validateStream checks a dial or watch request.
-func validateStream(req *proto.Request) *proto.Error {
-	if req.Op == proto.OpWatch {
-		return checkPath("path", req.Path)
-	}
+// validateDial checks a dial request (a watch needs only its path).
+func validateDial(req *proto.Request) *proto.Error {
 	switch req.Network {
 	case "tcp", "tcp4", "tcp6", "unix":
 	default:

@@ -20,21 +20,6 @@ const (
 	maxSmallResult = 64 << 10
 )
 
-// MaxResult returns the largest Result payload the library accepts for op.
-func MaxResult(op string) int {
-	switch op {
-	case OpLs, OpGlob, OpGrep, OpStat, OpPrepare, OpProcList:
-		return maxListResult
-	case OpRead:
-		return maxReadResult
-	}
-	return maxSmallResult
-}
-
-// HasOutput reports whether a request for op may be answered with output
-// frames (KindStdout, KindStderr) before its result.
-func HasOutput(op string) bool { return op == OpExec || op == OpCat || op == OpProcRead }
-
 // MaxFrom returns the largest payload the library accepts in a frame of
 // kind from a helper serving a request for op ("" when the frame belongs
 // to no request).

@@ -15,7 +15,13 @@ type Hello struct {
 	UID     int    `json:"uid"`
 	GID     int    `json:"gid"`
 	Arch    string `json:"arch"`
-	TTY     bool   `json:"tty,omitempty"` // runs commands on a terminal (Request.TTY, KindResize)
+	// TTY: the helper runs commands on a terminal (Request.TTY,
+	// KindResize). Caps says so too (CapTTY); TTY stays for the libraries
+	// that predate Caps.
+	TTY bool `json:"tty,omitempty"`
+	// Caps lists what the helper has beyond the version 2 baseline (see
+	// Capability): what the library may send it.
+	Caps []Capability `json:"caps,omitempty"`
 }
 
 // Operations a Request can name.

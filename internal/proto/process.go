@@ -7,8 +7,7 @@ import (
 	"github.com/dockersandbox/sandbox/internal/fsops"
 )
 
-// Process operations (protocol version 2; a helper that predates them
-// answers CodeBadRequest "unknown operation"). A process is owned by the
+// Process operations (CapProcesses). A process is owned by the
 // container's PID 1, not by the connection that started it: it outlives
 // the shared channel and the library's process. Request.Proc carries the
 // arguments, Result.Proc (or Result.Procs) the answer.
@@ -24,16 +23,6 @@ const (
 	OpProcWait       = "proc_wait"        // Proc.ID, WaitMs → Proc.Info (still running when WaitMs passed)
 	OpProcResize     = "proc_resize"      // Proc.ID, Rows, Cols (a TTY process)
 )
-
-// IsProcOp reports whether op is a process operation.
-func IsProcOp(op string) bool {
-	switch op {
-	case OpProcStart, OpProcList, OpProcInfo, OpProcRead, OpProcWrite, OpProcCloseStdin,
-		OpProcSignal, OpProcKill, OpProcWait, OpProcResize:
-		return true
-	}
-	return false
-}
 
 // Error codes of process operations.
 const (
@@ -61,6 +50,11 @@ const (
 	MaxProcs = 1024
 	// MaxProcCommand bounds the command of a process as the table keeps it.
 	MaxProcCommand = 64 << 10
+	// KeptProcCommand is how much of a process's command the helper's
+	// table keeps (ProcInfo.Command), within MaxProcCommand: escaped at
+	// worst six times, it fits the Result of a start, info or wait
+	// (maxSmallResult), where 64 KiB of command did not.
+	KeptProcCommand = 8 << 10
 	// MaxProcID bounds a process ID on the wire.
 	MaxProcID = 64
 )

@@ -12,7 +12,7 @@ import (
 // stops reading stops its stream and never the shared channel; data beyond
 // the credit breaks the protocol.
 //
-//	library → helper: Request (OpDial/OpWatch), then, once the helper sent
+//	library → helper: Request (OpDial/OpWatch/OpAccept), then, once the helper sent
 //	  KindOpen, KindData within credit, KindEOF (half-close), KindWindow;
 //	  KindCancel closes the stream.
 //	helper → library: KindOpen (established), KindData within credit,
@@ -28,12 +28,10 @@ const (
 
 // Stream operations.
 const (
-	OpDial  = "dial"  // Network, Address: a connection inside the sandbox
-	OpWatch = "watch" // Path, Recursive: inotify events as WatchEvent batches
+	OpDial   = "dial"   // Network, Address: a connection inside the sandbox
+	OpWatch  = "watch"  // Path, Recursive: inotify events as WatchEvent batches
+	OpAccept = "accept" // Network, Address: the next connection to the helper's listener there
 )
-
-// IsStream reports whether op's request is a stream.
-func IsStream(op string) bool { return op == OpDial || op == OpWatch }
 
 // StreamWindow is the credit each side of a stream of op starts with, in
 // bytes: what the other side may send before it hears a KindWindow. A

@@ -1,6 +1,7 @@
 package proto
 
 import (
+	"encoding/base64"
 	"encoding/json"
 
 	"github.com/dockersandbox/sandbox/internal/fsops"
@@ -19,7 +20,7 @@ type plainRequest Request
 // depth 0, hide the string fields of the embedded Request.
 type requestWire struct {
 	*plainRequest
-	Command fsops.RawString   `json:"command,omitempty"`
+	Command wireCommand       `json:"command,omitempty"`
 	Env     []fsops.RawString `json:"env,omitempty"`
 	Dir     fsops.RawString   `json:"dir,omitempty"`
 	Path    fsops.RawString   `json:"path,omitempty"`
@@ -38,7 +39,7 @@ type requestWire struct {
 func (r Request) MarshalJSON() ([]byte, error) {
 	return json.Marshal(requestWire{
 		plainRequest: (*plainRequest)(&r),
-		Command:      fsops.RawString(r.Command), Env: fsops.RawStrings(r.Env), Dir: fsops.RawString(r.Dir),
+		Command:      wireCommand(r.Command), Env: fsops.RawStrings(r.Env), Dir: fsops.RawString(r.Dir),
 		Path: fsops.RawString(r.Path), Paths: fsops.RawStrings(r.Paths),
 		Old: fsops.RawString(r.Old), New: fsops.RawString(r.New),
 		Pattern: fsops.RawString(r.Pattern), Glob: fsops.RawString(r.Glob),
@@ -59,6 +60,37 @@ func (r *Request) UnmarshalJSON(data []byte) error {
 	r.Pattern, r.Glob = string(w.Pattern), string(w.Glob)
 	r.Network, r.Address = string(w.Network), string(w.Address)
 	r.Direct, r.Token = string(w.Direct), string(w.Token)
+	return nil
+}
+
+// LongCommand is the length over which a Request's command travels as
+// base64, in fsops.RawString's {"b64":...} form (which every helper
+// decodes): 4/3 of the command whatever its bytes, where JSON's escapes
+// could make it six times as large, so that a command of the library's
+// largest fits in a frame.
+const LongCommand = 64 << 10
+
+// wireCommand is a Request's command on the wire.
+type wireCommand string
+
+// MarshalJSON implements json.Marshaler.
+func (c wireCommand) MarshalJSON() ([]byte, error) {
+	if len(c) <= LongCommand {
+		return fsops.RawString(c).MarshalJSON()
+	}
+	b := make([]byte, 0, base64.StdEncoding.EncodedLen(len(c))+len(`{"b64":""}`))
+	b = append(b, `{"b64":"`...)
+	b = base64.StdEncoding.AppendEncode(b, []byte(c))
+	return append(b, `"}`...), nil
+}
+
+// UnmarshalJSON implements json.Unmarshaler.
+func (c *wireCommand) UnmarshalJSON(data []byte) error {
+	s := fsops.RawString(*c)
+	if err := s.UnmarshalJSON(data); err != nil {
+		return err
+	}
+	*c = wireCommand(s)
 	return nil
 }
 

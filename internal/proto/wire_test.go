@@ -197,3 +197,22 @@ func FuzzWireString(f *testing.F) {
 		_ = new(fsops.GrepMatch).UnmarshalJSON([]byte(a))
 	})
 }
+
+// A command over LongCommand travels as base64, whatever its bytes: a
+// command of JSON's worst bytes (six for one) stays 4/3 of its size, and
+// comes back byte for byte; a shorter one stays a plain string.
+func TestLongCommandWire(t *testing.T) {
+	for _, c := range []string{strings.Repeat("<\x01", 100<<10), strings.Repeat("x\xff", 40<<10), strings.Repeat("a", LongCommand)} {
+		b, err := json.Marshal(Request{Op: OpExec, Command: c})
+		require.NoError(t, err)
+		if len(c) > LongCommand {
+			assert.Contains(t, string(b), `"command":{"b64":"`)
+			assert.Less(t, len(b), len(c)*4/3+100)
+		} else {
+			assert.Contains(t, string(b), `"command":"aaa`)
+		}
+		var back Request
+		require.NoError(t, json.Unmarshal(b, &back))
+		assert.True(t, back.Command == c, "%d bytes", len(c))
+	}
+}

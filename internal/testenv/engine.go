@@ -9,6 +9,7 @@ import (
 	"path"
 	"path/filepath"
 	"runtime"
+	"strings"
 	"testing"
 	"time"
 
@@ -21,12 +22,16 @@ import (
 
 // BuildTool builds pkg, a main package of the root module found at root
 // (a directory), for the host (the test images' architecture), statically
-// and without the race detector, into a directory of tb's, and returns
-// the binary's path.
-func BuildTool(tb testing.TB, root, pkg string) string {
+// and without the race detector, with the build tags given, into a
+// directory of tb's, and returns the binary's path.
+func BuildTool(tb testing.TB, root, pkg string, tags ...string) string {
 	tb.Helper()
 	out := filepath.Join(tb.TempDir(), path.Base(pkg))
-	cmd := exec.Command("go", "build", "-trimpath", "-o", out, "./"+pkg)
+	args := []string{"build", "-trimpath"}
+	if len(tags) > 0 {
+		args = append(args, "-tags", strings.Join(tags, ","))
+	}
+	cmd := exec.Command("go", append(args, "-o", out, "./"+pkg)...)
 	cmd.Dir = root
 	cmd.Env = append(os.Environ(), "CGO_ENABLED=0", "GOOS=linux", "GOARCH="+runtime.GOARCH, "GOFLAGS=")
 	if b, err := cmd.CombinedOutput(); err != nil {

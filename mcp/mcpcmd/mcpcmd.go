@@ -23,6 +23,7 @@ import (
 
 	"github.com/dockersandbox/sandbox"
 	"github.com/dockersandbox/sandbox/internal/byteflag"
+	"github.com/dockersandbox/sandbox/internal/egressflag"
 	"github.com/dockersandbox/sandbox/internal/engineflag"
 	sandboxmcp "github.com/dockersandbox/sandbox/mcp"
 	"github.com/dockersandbox/sandbox/tools"
@@ -79,6 +80,7 @@ func Run(engines *engineflag.Set, args []string, stderr io.Writer) int {
 		fs.PrintDefaults()
 	}
 	choice := engines.AddFlags(fs)
+	egressChoice := egressflag.AddFlags(fs)
 	var (
 		transport   = fs.String("transport", "stdio", "`transport`: stdio or http")
 		addr        = fs.String("addr", "127.0.0.1:8080", "HTTP listen `address` (loopback by default; there is no authentication)")
@@ -188,6 +190,14 @@ func Run(engines *engineflag.Set, args []string, stderr io.Writer) int {
 	if !strings.HasPrefix(*path, "/") {
 		return usage("-path %q must start with /", *path)
 	}
+	egress, err := egressChoice.Policy(os.Getenv, func(ev sandbox.EgressEvent) {
+		log.Info("egress", "allowed", ev.Allowed, "method", ev.Method, "host", ev.Host, "port", ev.Port,
+			"rule", ev.Rule, "reason", ev.Reason, "sent", ev.Sent, "received", ev.Received, "duration", ev.Duration)
+	})
+	if err != nil {
+		return usage("%v", err)
+	}
+	cfg.Egress = egress
 	if err := cfg.Validate(); err != nil {
 		return usage("%v", err)
 	}

@@ -109,7 +109,7 @@ func main() {
 
 // call runs op and returns how much it returned, the first file's error
 // and the call's error.
-func call(ctx context.Context, sb *sandbox.DockerSandbox, op string, rep *Report) (int, error, error) {
+func call(ctx context.Context, sb *sandbox.Sandbox, op string, rep *Report) (int, error, error) {
 	switch op {
 	case "execute":
 		res, err := sb.Execute(ctx, "echo hostile", sandbox.ExecTimeout(0))

@@ -84,8 +84,20 @@ func header(kind byte, id, n uint32) []byte {
 	return hdr
 }
 
+// hello sends a hello of version. It announces every capability but
+// terminals (a helper that has them says so: tty.go), except in the modes
+// of an old helper (stream-old, proc-unknown), which announce none: the
+// version 2 baseline.
 func (h *helper) hello(version int) error {
-	b, _ := json.Marshal(proto.Hello{Version: version, Session: os.Getpid(), UID: os.Getuid(), GID: os.Getgid(), Arch: runtime.GOARCH})
+	hello := proto.Hello{Version: version, Session: os.Getpid(), UID: os.Getuid(), GID: os.Getgid(), Arch: runtime.GOARCH}
+	if h.mode != "stream-old" && h.mode != "proc-unknown" {
+		for _, c := range proto.Capabilities() {
+			if c != proto.CapTTY {
+				hello.Caps = append(hello.Caps, c)
+			}
+		}
+	}
+	b, _ := json.Marshal(hello)
 	return h.frame(byte(proto.KindHello), 0, b)
 }
 

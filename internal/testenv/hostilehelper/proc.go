@@ -21,8 +21,9 @@ import (
 //	                 running", at once, for ever
 //	proc-other-id    every answer after the start is about another process
 //	                 (ID "other\x01", not even a valid one)
-//	proc-unknown     every process request is an unknown operation (an old
-//	                 helper)
+//	proc-unknown     an old helper: its hello announces no capabilities (the
+//	                 library then sends no process request), and every
+//	                 process request is an unknown operation
 func (h *helper) proc(in io.Reader) error {
 	if err := h.hello(proto.Version); err != nil {
 		return err

@@ -17,8 +17,9 @@ import (
 //	                watch: batches of events)
 //	stream-unknown  opens the stream, sends 64 MiB of data and windows for
 //	                streams that do not exist, then ends the stream cleanly
-//	stream-old      answers as a helper that predates streams: unknown
-//	                operation
+//	stream-old      a helper that predates streams: its hello announces
+//	                no capabilities (the library then sends no stream
+//	                request), and it answers one with unknown operation
 //	direct-lie      opens a dial's stream claiming a direct connection
 //	                (over the library's port socket) that it never made
 //	direct-wrong    connects to the port socket, introduces the connection

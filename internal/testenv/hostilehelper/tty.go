@@ -10,7 +10,7 @@ import (
 )
 
 // The terminal modes: a hello that says the helper has terminals
-// (Hello.TTY), then
+// (Hello.TTY, CapTTY), then
 //
 //	tty-resize  answers every request with a KindResize frame (which only
 //	            the library sends) of 4 bytes, then a Result
@@ -18,7 +18,7 @@ import (
 //	tty-deaf    reads the first request, then nothing more (resizes and
 //	            input pile up in the connection), never answers
 func (h *helper) tty(in io.Reader) error {
-	b, _ := json.Marshal(proto.Hello{Version: proto.Version, Session: os.Getpid(), UID: os.Getuid(), GID: os.Getgid(), Arch: runtime.GOARCH, TTY: true})
+	b, _ := json.Marshal(proto.Hello{Version: proto.Version, Session: os.Getpid(), UID: os.Getuid(), GID: os.Getgid(), Arch: runtime.GOARCH, TTY: true, Caps: proto.Capabilities()})
 	if err := h.frame(byte(proto.KindHello), 0, b); err != nil {
 		return err
 	}

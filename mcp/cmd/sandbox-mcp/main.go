@@ -19,7 +19,7 @@
 // -engine docker is the default (the Docker API at DOCKER_HOST, Podman's
 // socket included); this binary has Docker only. The k8s module's
 // k8s/cmd/sandbox-mcp is the same command with -engine kubernetes
-// (-kubeconfig, -namespace, -helper-image); there the Docker-only flags
+// (-kubeconfig, -namespace, -helper-repo); there the Docker-only flags
 // (-network other than none, -pull other than missing) are refused with
 // sandbox.ErrInvalidOption when the sandbox is made.
 package main

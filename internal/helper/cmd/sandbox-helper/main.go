@@ -7,7 +7,6 @@ import (
 	"flag"
 	"fmt"
 	"os"
-	"time"
 
 	"github.com/dockersandbox/sandbox/internal/helper"
 	"github.com/dockersandbox/sandbox/internal/proto"
@@ -15,17 +14,12 @@ import (
 
 const usage = "usage: sandbox-helper init [-lifetime d] [-idle d] | call | serve | reap | install DEST [UID:GID [DIR...]] | untar DIR | tar PATH | version"
 
-// startDelayEnv, set in a sandbox's environment, delays PID 1 by that
-// long before it catches its signals: the tests stand in for a slow start
-// with it (a stop in that window must still end the helper cleanly).
-const startDelayEnv = "DOCKERSANDBOX_TEST_HELPER_DELAY"
-
 // init catches PID 1's signals before main runs (helper.CatchInitSignals).
+// A helper built for the tests (the sandboxtest build tag) may wait
+// first: see startDelay.
 func init() {
 	if len(os.Args) > 1 && os.Args[1] == "init" {
-		if d, err := time.ParseDuration(os.Getenv(startDelayEnv)); err == nil && d > 0 && d <= time.Minute {
-			time.Sleep(d)
-		}
+		startDelay()
 		helper.CatchInitSignals()
 	}
 }
@@ -42,8 +36,7 @@ func main() {
 		idle := fs.Duration("idle", 0, "exit when no helper connection existed for this long (0: never)")
 		procActivity := fs.Bool("process-activity", true, "running processes count as activity for -idle")
 		_ = fs.Parse(os.Args[2:])
-		helper.ProcessesKeepAlive = *procActivity
-		os.Exit(helper.Init(*lifetime, *idle))
+		os.Exit(helper.Init(helper.InitOptions{Lifetime: *lifetime, Idle: *idle, ProcessesKeepAlive: *procActivity}))
 	case "call", "serve":
 		if os.Args[1] == "serve" {
 			helper.KeepSpareReaper()
@@ -52,10 +45,10 @@ func main() {
 			fmt.Fprintln(os.Stderr, "sandbox-helper:", err)
 			os.Exit(1)
 		}
-	case helper.ProcExecMode:
-		os.Exit(helper.ProcExec())
-	case helper.ReapMode:
-		os.Exit(helper.Reap())
+	case helper.LauncherMode:
+		os.Exit(helper.RunLauncher())
+	case helper.ReaperMode:
+		os.Exit(helper.RunReaper())
 	case helper.InstallMode, helper.UntarMode, helper.TarMode:
 		os.Exit(fileMode(os.Args[1:]))
 	case "version":

@@ -37,7 +37,7 @@ func Kind() engineflag.Kind {
 		namespace := fs.String("namespace", "", "kubernetes: `namespace` of the pods (default the kubeconfig context's, else default)")
 		repo := fs.String("helper-repo", helperimage.Repository, "kubernetes: `repository` of the helper image in your registry (its tag is the library's: "+helperimage.Tag()+")")
 		noneOK := fs.Bool("network-none-accepted", false, "kubernetes: the namespace isolates pods (a deny-all NetworkPolicy): accept -network none and -secure")
-		pidsOK := fs.Bool("pids-limit-accepted", false, "kubernetes: the nodes' kubelets set podPidsLimit: accept -pids-limit and -secure")
+		pidsOK := fs.Bool("pids-limit-accepted", false, "kubernetes: the nodes' kubelets set podPidsLimit: accept -pids and -secure")
 		return func(ctx context.Context) (engine.Engine, error) {
 			rules := clientcmd.NewDefaultClientConfigLoadingRules()
 			rules.ExplicitPath = *kubeconfig

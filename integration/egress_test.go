@@ -1,0 +1,370 @@
+package integration
+
+import (
+	"context"
+	"crypto/ecdsa"
+	"crypto/elliptic"
+	"crypto/rand"
+	"crypto/tls"
+	"crypto/x509"
+	"crypto/x509/pkix"
+	"fmt"
+	"math/big"
+	"net"
+	"net/http"
+	"net/http/httptest"
+	"os"
+	"strings"
+	"sync"
+	"testing"
+	"time"
+
+	"github.com/dockersandbox/sandbox"
+	"github.com/dockersandbox/sandbox/internal/testenv"
+	"github.com/stretchr/testify/assert"
+	"github.com/stretchr/testify/require"
+)
+
+// egressFixture is the "internet" of an egress test: servers on the
+// host's loopback that the policy's Dial maps test names to, and the
+// decisions the policy logged.
+type egressFixture struct {
+	mu     sync.Mutex
+	names  map[string]string // host:port → a loopback server's address
+	events []sandbox.EgressEvent
+	dialed []string
+}
+
+func newEgressFixture(t *testing.T) *egressFixture {
+	f := &egressFixture{names: map[string]string{}}
+	hello := http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		fmt.Fprintf(w, "hello from %s", r.Host)
+	})
+	plain := httptest.NewServer(hello)
+	t.Cleanup(plain.Close)
+	tlsSrv := httptest.NewTLSServer(hello)
+	t.Cleanup(tlsSrv.Close)
+	for _, name := range []string{"allowed.test", "other.test", "files.pkg.test"} {
+		f.names[name+":80"] = plain.Listener.Addr().String()
+		f.names[name+":443"] = tlsSrv.Listener.Addr().String()
+	}
+	return f
+}
+
+func (f *egressFixture) policy(allow ...string) sandbox.EgressPolicy {
+	return sandbox.EgressPolicy{
+		Allow: allow,
+		Log: func(ev sandbox.EgressEvent) {
+			f.mu.Lock()
+			f.events = append(f.events, ev)
+			f.mu.Unlock()
+		},
+		Dial: func(ctx context.Context, network, address string) (net.Conn, error) {
+			f.mu.Lock()
+			to, ok := f.names[address]
+			f.dialed = append(f.dialed, address)
+			f.mu.Unlock()
+			if !ok {
+				return nil, fmt.Errorf("no test server for %s", address)
+			}
+			var d net.Dialer
+			return d.DialContext(ctx, network, to)
+		},
+	}
+}
+
+// eventFor waits for the decision about host:port.
+func (f *egressFixture) eventFor(t *testing.T, host string, port int) sandbox.EgressEvent {
+	t.Helper()
+	var ev sandbox.EgressEvent
+	require.Eventually(t, func() bool {
+		f.mu.Lock()
+		defer f.mu.Unlock()
+		for i := len(f.events) - 1; i >= 0; i-- {
+			if f.events[i].Host == host && f.events[i].Port == port {
+				ev = f.events[i]
+				return true
+			}
+		}
+		return false
+	}, 10*time.Second, 20*time.Millisecond, "a decision about %s:%d", host, port)
+	return ev
+}
+
+// egressSandbox makes a sandbox with the policy and the probe in it.
+func egressSandbox(t *testing.T, p sandbox.EgressPolicy, opts ...sandbox.Option) *sandbox.Sandbox {
+	t.Helper()
+	probe := toolBinary(t, "internal/testenv/egressprobe")
+	sb := newSandbox(t, testenv.BusyboxImage, append(opts, sandbox.WithEgress(p))...)
+	ctx := testCtx(t)
+	res, err := sb.UploadFiles(ctx, []sandbox.FileUpload{{Path: "/tmp/probe", Content: probe}})
+	require.NoError(t, err)
+	require.NoError(t, res[0].Err)
+	mustSh(t, sb, "chmod 755 /tmp/probe")
+	return sb
+}
+
+// probe runs the probe in the sandbox as root and returns its line.
+func probe(t *testing.T, sb *sandbox.Sandbox, args ...string) string {
+	t.Helper()
+	res, err := sb.Execute(testCtx(t), "/tmp/probe "+strings.Join(args, " "), sandbox.ExecUser("0"), sandbox.ExecTimeout(40*time.Second))
+	require.NoError(t, err)
+	return strings.TrimSpace(res.Output)
+}
+
+// A sandbox with an egress policy reaches what the policy allows, through
+// the proxy its environment names, and nothing else; each decision
+// reaches the program.
+func TestEgressPolicy(t *testing.T) {
+	t.Parallel()
+	f := newEgressFixture(t)
+	sb := egressSandbox(t, f.policy("allowed.test", "*.pkg.test:443"))
+
+	out := probe(t, sb, "get", "http://allowed.test/path")
+	assert.Equal(t, "ok 200 hello from allowed.test", out, "plain HTTP to an allowed name")
+	ev := f.eventFor(t, "allowed.test", 80)
+	assert.True(t, ev.Allowed)
+	assert.Equal(t, "GET", ev.Method)
+	assert.Equal(t, "allowed.test", ev.Rule)
+	assert.Equal(t, int64(len("hello from allowed.test")), ev.Received)
+
+	out = probe(t, sb, "get", "https://files.pkg.test/")
+	assert.Equal(t, "ok 200 hello from files.pkg.test", out, "HTTPS (a CONNECT) to an allowed suffix")
+	ev = f.eventFor(t, "files.pkg.test", 443)
+	assert.True(t, ev.Allowed)
+	assert.Equal(t, "CONNECT", ev.Method)
+	assert.Positive(t, ev.Sent)
+	assert.Positive(t, ev.Received)
+
+	out = probe(t, sb, "get", "http://other.test/")
+	assert.Contains(t, out, "ok 403", "a name the policy does not allow")
+	ev = f.eventFor(t, "other.test", 80)
+	assert.False(t, ev.Allowed)
+	out = probe(t, sb, "get", "http://files.pkg.test/")
+	assert.Contains(t, out, "ok 403", "an allowed suffix on another port")
+
+	// busybox's wget honours http_proxy as curl, pip and git do.
+	res, err := sb.Execute(testCtx(t), "wget -q -O- http://allowed.test/wget")
+	require.NoError(t, err)
+	assert.Equal(t, "hello from allowed.test", res.Output)
+
+	// The policy changes on the live sandbox.
+	f.mu.Lock()
+	before := len(f.dialed)
+	f.mu.Unlock()
+	require.NoError(t, sb.SetEgress(f.policy("other.test")))
+	assert.Contains(t, probe(t, sb, "get", "http://allowed.test/"), "ok 403")
+	assert.Equal(t, "ok 200 hello from other.test", probe(t, sb, "get", "http://other.test/"))
+	assert.ErrorIs(t, sb.SetEgress(sandbox.EgressPolicy{Allow: []string{"bad name"}}), sandbox.ErrInvalidOption)
+	assert.Equal(t, "ok 200 hello from other.test", probe(t, sb, "get", "http://other.test/"), "a refused policy changes nothing")
+
+	f.mu.Lock()
+	defer f.mu.Unlock()
+	for _, d := range f.dialed[before:] {
+		assert.NotEqual(t, "allowed.test:80", d, "nothing was dialed after the change: %v", f.dialed)
+	}
+}
+
+// Root in the sandbox tries every way around the proxy: a direct
+// address, another resolver over UDP and TCP, a raw socket, IPv6, its own
+// /etc/hosts, a tunnel to an allowed name carrying TLS for another, and a
+// tunnel straight to an address. None reaches anything; only what the
+// policy allows is ever dialed.
+func TestEgressAttacks(t *testing.T) {
+	t.Parallel()
+	f := newEgressFixture(t)
+	sb := egressSandbox(t, f.policy("allowed.test"))
+
+	for _, c := range []struct {
+		name string
+		args []string
+	}{
+		{"a direct address", []string{"tcp", "192.0.2.10:80"}},
+		{"the Docker bridge's gateway", []string{"tcp", "172.17.0.1:80"}},
+		{"IPv6", []string{"tcp", "[2001:db8::10]:443"}},
+		{"DNS over UDP", []string{"udp", "192.0.2.53:53"}},
+		{"DNS over TCP", []string{"tcp", "192.0.2.53:53"}},
+		{"DNS over HTTPS to an address", []string{"get", "https://192.0.2.1/dns-query"}},
+		{"the system resolver", []string{"resolve", "allowed.test"}},
+		{"a raw socket", []string{"raw", "192.0.2.10"}},
+		{"a tunnel to an allowed name with TLS for another", []string{"sni", "allowed.test:443", "other.test"}},
+		{"a tunnel to an address", []string{"sni", "127.0.0.1:443", "allowed.test"}},
+	} {
+		out := probe(t, sb, c.args...)
+		assert.True(t, strings.HasPrefix(out, "error") || strings.HasPrefix(out, "ok 403"), "%s: %s", c.name, out)
+	}
+	ev := f.eventFor(t, "allowed.test", 443)
+	assert.False(t, ev.Allowed, "the TLS for another name was denied")
+	assert.Contains(t, ev.Reason, "other.test")
+
+	// Its own hosts file and resolver change nothing: names resolve on the
+	// host, and only once allowed.
+	// (Under the secure profile the root filesystem is read-only: root
+	// cannot write them, and the attack ends there.)
+	if !secureProfile() {
+		mustSh(t, sb, "echo '192.0.2.66 other.test allowed.test' >> /etc/hosts && echo 'nameserver 192.0.2.53' > /etc/resolv.conf", sandbox.ExecUser("0"))
+	}
+	assert.Equal(t, "ok 200 hello from allowed.test", probe(t, sb, "get", "http://allowed.test/"))
+	assert.Contains(t, probe(t, sb, "get", "http://other.test/"), "ok 403")
+	// With the proxy ignored, nothing works: it fails closed.
+	// (busybox's wget -T crashes: no -T.)
+	res, err := sb.Execute(testCtx(t), "unset HTTP_PROXY http_proxy; wget -q -O- http://allowed.test/ 2>&1; echo exit=$?")
+	require.NoError(t, err)
+	assert.NotContains(t, res.Output, "hello", "a program that ignores the proxy")
+	if !secureProfile() {
+		assert.Contains(t, res.Output, "Network is unreachable", "its own /etc/hosts names an address it has no route to")
+	}
+	assert.Contains(t, res.Output, "exit=1")
+
+	f.mu.Lock()
+	defer f.mu.Unlock()
+	for _, d := range f.dialed {
+		assert.Contains(t, []string{"allowed.test:80", "allowed.test:443"}, d, "only what the policy allows is dialed")
+	}
+}
+
+// WithEgress takes the sandbox's network: it excludes another network
+// mode and DNS servers, and an entry it cannot parse is refused before
+// anything is made.
+func TestEgressOptions(t *testing.T) {
+	t.Parallel()
+	ctx := testCtx(t)
+	for _, opts := range [][]sandbox.Option{
+		{sandbox.WithEgress(sandbox.EgressPolicy{Allow: []string{"exa mple.com"}})},
+		{sandbox.WithEgress(sandbox.EgressPolicy{}), sandbox.WithNetworkMode("bridge")},
+		{sandbox.WithEgress(sandbox.EgressPolicy{}), sandbox.WithDNS("192.0.2.53")},
+	} {
+		_, err := sandbox.New(ctx, sandboxOptions(testenv.BusyboxImage, opts...)...)
+		assert.ErrorIs(t, err, sandbox.ErrInvalidOption)
+	}
+	sb := newSandbox(t, testenv.BusyboxImage)
+	assert.ErrorIs(t, sb.SetEgress(sandbox.EgressPolicy{}), sandbox.ErrInvalidOption, "a sandbox made without a policy")
+}
+
+// testTLSServer serves h over TLS on loopback with a certificate for
+// names, signed by a CA of its own, whose pool it returns.
+func testTLSServer(t *testing.T, h http.Handler, names ...string) (*httptest.Server, *x509.CertPool) {
+	t.Helper()
+	caKey, err := ecdsa.GenerateKey(elliptic.P256(), rand.Reader)
+	require.NoError(t, err)
+	caTmpl := &x509.Certificate{SerialNumber: big.NewInt(1), Subject: pkix.Name{CommonName: "test CA"},
+		NotBefore: time.Now().Add(-time.Hour), NotAfter: time.Now().Add(time.Hour),
+		KeyUsage: x509.KeyUsageCertSign, BasicConstraintsValid: true, IsCA: true}
+	caDER, err := x509.CreateCertificate(rand.Reader, caTmpl, caTmpl, &caKey.PublicKey, caKey)
+	require.NoError(t, err)
+	caCert, err := x509.ParseCertificate(caDER)
+	require.NoError(t, err)
+	key, err := ecdsa.GenerateKey(elliptic.P256(), rand.Reader)
+	require.NoError(t, err)
+	leafTmpl := &x509.Certificate{SerialNumber: big.NewInt(2), Subject: pkix.Name{CommonName: names[0]}, DNSNames: names,
+		NotBefore: time.Now().Add(-time.Hour), NotAfter: time.Now().Add(time.Hour),
+		KeyUsage: x509.KeyUsageDigitalSignature, ExtKeyUsage: []x509.ExtKeyUsage{x509.ExtKeyUsageServerAuth}}
+	der, err := x509.CreateCertificate(rand.Reader, leafTmpl, caCert, &key.PublicKey, caKey)
+	require.NoError(t, err)
+	srv := httptest.NewUnstartedServer(h)
+	srv.TLS = &tls.Config{Certificates: []tls.Certificate{{Certificate: [][]byte{der}, PrivateKey: key}}}
+	srv.StartTLS()
+	t.Cleanup(srv.Close)
+	pool := x509.NewCertPool()
+	pool.AddCert(caCert)
+	return srv, pool
+}
+
+// A credential reaches its destination from the egress, HTTPS included,
+// and never the sandbox: not its environment, files or any process's
+// memory; a redirect to another host does not carry it.
+func TestEgressCredentials(t *testing.T) {
+	t.Parallel()
+	const secret = "ghp_s3cr3t-the-sandbox-never-sees-0123456789"
+	var mu sync.Mutex
+	got := map[string][]string{} // host → the Authorization headers it received
+	h := http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		mu.Lock()
+		got[r.Host] = append(got[r.Host], r.Header.Get("Authorization"))
+		mu.Unlock()
+		if r.URL.Path == "/redirect" {
+			http.Redirect(w, r, "https://other.test/landed", http.StatusFound)
+			return
+		}
+		fmt.Fprintf(w, "%s authorized=%v", r.Host, r.Header.Get("Authorization") == "Bearer "+secret)
+	})
+	srv, pool := testTLSServer(t, h, "api.github.test", "other.test")
+	f := newEgressFixture(t)
+	f.names["api.github.test:443"] = srv.Listener.Addr().String()
+	f.names["other.test:443"] = srv.Listener.Addr().String()
+	p := f.policy("api.github.test", "other.test")
+	p.TLSConfig = &tls.Config{RootCAs: pool}
+	p.Credentials = []sandbox.EgressCredential{{Host: "api.github.test", Header: "Authorization", Value: "Bearer " + secret}}
+	sb := egressSandbox(t, p)
+
+	// The sandbox's TLS client trusts the egress's CA (SSL_CERT_FILE):
+	// this GET verifies the certificate.
+	assert.Equal(t, "ok 200 api.github.test authorized=true", probe(t, sb, "getv", "https://api.github.test/"))
+	// (other.test's tunnel is not terminated: the test server's own
+	// certificate, which the sandbox does not know, is what it sees.)
+	assert.Equal(t, "ok 200 other.test authorized=false", probe(t, sb, "get", "https://api.github.test/redirect"),
+		"the redirect to another host does not carry the credential")
+	mu.Lock()
+	assert.Equal(t, []string{""}, got["other.test"], "other.test never got it")
+	mu.Unlock()
+
+	// A placeholder the sandbox's tools send is replaced, and only that.
+	p.Credentials = []sandbox.EgressCredential{{Host: "api.github.test", Header: "Authorization", Value: secret, Placeholder: "PLACEHOLDER"}}
+	require.NoError(t, sb.SetEgress(p))
+	assert.Equal(t, "ok 200 api.github.test authorized=true", probe(t, sb, "getv", "https://api.github.test/", "Authorization", "'Bearer PLACEHOLDER'"))
+	assert.Equal(t, "ok 200 api.github.test authorized=false", probe(t, sb, "getv", "https://api.github.test/"), "no placeholder, no credential")
+
+	// The secret is nowhere in the sandbox.
+	hexSecret := fmt.Sprintf("%x", secret)
+	// (Under the secure profile root has no capabilities: the helpers'
+	// processes, nobody's, are not readable, and are left out.)
+	res, err := sb.Execute(testCtx(t), "cat /proc/*/environ 2>/dev/null | grep -c "+secret[:12]+"; grep -rl "+secret[:12]+" / --exclude-dir=proc --exclude-dir=sys 2>/dev/null; echo done",
+		sandbox.ExecUser("0"), sandbox.ExecTimeout(60*time.Second))
+	require.NoError(t, err)
+	assert.Equal(t, "0\ndone\n", res.Output, "no environment, no file holds it")
+	out := probe(t, sb, "memsearch", hexSecret)
+	if out == "ok searched 0 processes" && strings.Contains(os.Getenv("DOCKERSANDBOX_TEST_RUNTIME"), "runsc") {
+		t.Log("gVisor gives no process's memory (/proc/PID/mem): the memory search is left out")
+	} else {
+		assert.True(t, strings.HasPrefix(out, "ok searched"), "no process's memory holds it: %s", out)
+		// The search finds what is there: the proxy's address is in every
+		// process's environment.
+		out = probe(t, sb, "memsearch", fmt.Sprintf("%x", "http://"+sandbox.EgressProxyAddr))
+		assert.True(t, strings.HasPrefix(out, "error found in"), "the search's control: %s", out)
+	}
+	// The CA's key is not in the sandbox either: only its certificate.
+	res, err = sb.Execute(testCtx(t), "grep -rl 'PRIVATE KEY' / --exclude-dir=proc --exclude-dir=sys 2>/dev/null; echo done", sandbox.ExecUser("0"), sandbox.ExecTimeout(60*time.Second))
+	require.NoError(t, err)
+	assert.Equal(t, "done\n", res.Output)
+}
+
+// The egress lives with the handle: once it is detached the sandbox has
+// no way out at all (it fails closed); Attach with WithEgress serves it
+// again, from another handle. A sandbox made without a policy keeps its
+// network: Attach refuses to give it one.
+func TestEgressAttach(t *testing.T) {
+	t.Parallel()
+	f := newEgressFixture(t)
+	sb := egressSandbox(t, f.policy("allowed.test"))
+	assert.Equal(t, "ok 200 hello from allowed.test", probe(t, sb, "get", "http://allowed.test/"))
+	id := sb.ID()
+	sb.Detach()
+	t.Cleanup(func() { removeBox(t, id) })
+
+	ctx := testCtx(t)
+	other, err := sandbox.Attach(ctx, id, append(onEngine(), sandbox.WithEgress(f.policy("other.test")))...)
+	require.NoError(t, err)
+	t.Cleanup(func() { other.Close() })
+	assert.Equal(t, "ok 200 hello from other.test", probe(t, other, "get", "http://other.test/"))
+	assert.Contains(t, probe(t, other, "get", "http://allowed.test/"), "ok 403", "the new handle's policy")
+	other.Detach()
+	// No handle: no egress.
+	res, err := sandbox.Attach(ctx, id, onEngine()...)
+	require.NoError(t, err)
+	assert.True(t, strings.HasPrefix(probe(t, res, "get", "http://other.test/"), "error"), "no handle serves the egress: it fails closed")
+	res.Detach()
+
+	plain := newSandbox(t, testenv.BusyboxImage)
+	_, err = sandbox.Attach(ctx, plain.ID(), append(onEngine(), sandbox.WithEgress(f.policy("allowed.test")))...)
+	assert.ErrorIs(t, err, sandbox.ErrInvalidOption)
+}

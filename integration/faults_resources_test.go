@@ -1,0 +1,160 @@
+//go:build linux
+
+package integration
+
+import (
+	"fmt"
+	"strconv"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/dockersandbox/sandbox"
+	"github.com/dockersandbox/sandbox/internal/testenv"
+	"github.com/moby/moby/api/types/container"
+	"github.com/moby/moby/api/types/mount"
+	"github.com/stretchr/testify/assert"
+	"github.com/stretchr/testify/require"
+)
+
+// A command that exceeds the memory limit is reported as an out-of-memory
+// kill (exit 137, OOMKilled), distinct from another SIGKILL; the sandbox
+// keeps working.
+func TestOutOfMemory(t *testing.T) {
+	skipInShort(t)
+	t.Parallel()
+	opts := []sandbox.Option{sandbox.WithMemory(64 << 20)}
+	if !testenv.Relayed() { // a Kubernetes node has no swap for pods by default
+		opts = append(opts, sandbox.WithContainerConfig(func(_ *container.Config, host *container.HostConfig) {
+			host.MemorySwap = 64 << 20 // no swap to spill into
+		}))
+	}
+	sb := newSandbox(t, testenv.DebianImage, opts...)
+	ctx := testCtx(t)
+	res, err := sb.Execute(ctx, `python3 -c "a = b'x' * (512 * 1024 * 1024)"`)
+	require.NoError(t, err)
+	assert.Equal(t, 137, res.ExitCode, res.Output)
+	assert.True(t, res.OOMKilled, "an OOM kill is reported")
+
+	res, err = sb.Execute(ctx, "kill -9 $$")
+	require.NoError(t, err)
+	assert.Equal(t, 137, res.ExitCode)
+	assert.False(t, res.OOMKilled, "another SIGKILL is not an OOM kill")
+
+	c := sb.Command(ctx, `python3 -c "a = b'x' * (512 * 1024 * 1024)"`)
+	err = c.Run()
+	var exitErr *sandbox.ExitError
+	require.ErrorAs(t, err, &exitErr)
+	assert.True(t, exitErr.OOMKilled())
+	assert.Contains(t, err.Error(), "out of memory")
+
+	assert.Equal(t, "ok", mustSh(t, sb, "echo ok"), "the sandbox survives")
+}
+
+// scratch mounts a size-limited tmpfs at /workspace (a volume, which
+// Docker's archive API sees, unlike a plain tmpfs mount).
+func scratch(t *testing.T, size string, bytes int64) sandbox.Option {
+	if testenv.Podman(t) {
+		// Podman's local volume driver ignores the tmpfs size; a tmpfs mount
+		// honours it, and on Podman transfers go through the helper, which
+		// sees tmpfs mounts (Docker's archive API does not).
+		return sandbox.WithContainerConfig(func(_ *container.Config, host *container.HostConfig) {
+			host.Mounts = append(host.Mounts, mount.Mount{
+				Type: mount.TypeTmpfs, Target: "/workspace",
+				TmpfsOptions: &mount.TmpfsOptions{SizeBytes: bytes, Mode: 0o1777},
+			})
+		})
+	}
+	return sandbox.WithContainerConfig(func(_ *container.Config, host *container.HostConfig) {
+		host.Mounts = append(host.Mounts, mount.Mount{
+			Type: mount.TypeVolume, Target: "/workspace",
+			VolumeOptions: &mount.VolumeOptions{NoCopy: true, DriverConfig: &mount.Driver{Name: "local", Options: map[string]string{
+				"type": "tmpfs", "device": "tmpfs", "o": "size=" + size + ",mode=1777",
+			}}},
+		})
+	})
+}
+
+// A full disk during a write is ErrNoSpace; the old content is intact and
+// no temporary file is left, for Write, UploadFiles (through the helper or
+// Docker's archive API) and Edit.
+func TestDiskFull(t *testing.T) {
+	testenv.RequireDocker(t, "a small disk is a sized tmpfs (WithContainerConfig); a pod's emptyDir sizeLimit evicts the pod, it does not say ENOSPC")
+	skipInShort(t)
+	t.Parallel()
+	sb := newSandbox(t, testenv.BusyboxImage, scratch(t, "2m", 2<<20))
+	ctx := testCtx(t)
+	const original = "original content\n"
+	require.NoError(t, sb.Write(ctx, "f.txt", []byte(original)))
+	intact := func(what string) {
+		t.Helper()
+		page, err := sb.Read(ctx, "f.txt")
+		require.NoError(t, err, what)
+		assert.Equal(t, strings.TrimSuffix(original, "\n"), page.Content, "%s: the old content is intact", what)
+		assert.Equal(t, []string{"/workspace/f.txt"}, lsPaths(t, sb, "/workspace"), "%s: no temporary file is left", what)
+	}
+	big := make([]byte, 3<<20)
+
+	err := sb.Write(ctx, "f.txt", big)
+	require.ErrorIs(t, err, sandbox.ErrNoSpace)
+	intact("write")
+
+	up, err := sb.UploadFiles(ctx, []sandbox.FileUpload{{Path: "f.txt", Content: big}})
+	require.NoError(t, err)
+	require.ErrorIs(t, up[0].Err, sandbox.ErrNoSpace, "upload through the archive API")
+	intact("large upload")
+
+	// Fill most of the disk, so that a small upload (through the helper) fails too.
+	require.NoError(t, sb.Write(ctx, "/workspace/filler", make([]byte, 1500<<10)))
+	up, err = sb.UploadFiles(ctx, []sandbox.FileUpload{{Path: "f.txt", Content: make([]byte, 800<<10)}})
+	require.NoError(t, err)
+	require.ErrorIs(t, up[0].Err, sandbox.ErrNoSpace, "upload through the helper")
+	require.NoError(t, sb.Delete(ctx, "/workspace/filler"))
+	intact("small upload")
+
+	// An edit that grows the file past the free space.
+	require.NoError(t, sb.Write(ctx, "/workspace/filler", make([]byte, 1200<<10)))
+	_, err = sb.Edit(ctx, "f.txt", "content", strings.Repeat("much more content ", 50000), false)
+	require.ErrorIs(t, err, sandbox.ErrNoSpace)
+	require.NoError(t, sb.Delete(ctx, "/workspace/filler"))
+	intact("edit")
+
+	assert.Equal(t, "ok", mustSh(t, sb, "echo ok"), "the sandbox survives")
+}
+
+// A fork bomb under a pids limit returns (it fails, or its timeout kills
+// it) and the sandbox works afterwards, with no bomb process left.
+func TestForkBomb(t *testing.T) {
+	testenv.RequireDocker(t, "a pod has no pids limit of its own (WithPidsLimit is the kubelet's podPidsLimit, unlimited on the test cluster): the bomb would reach the shared host")
+	t.Parallel()
+	for _, bomb := range []struct{ name, image, command string }{
+		// Every shell process forks and exits: the bomb fails, then dies out.
+		{"classic", testenv.BusyboxImage, ":(){ :|:& };:"},
+		// Every process keeps forking, whatever fails: only the timeout ends it.
+		{"persistent", testenv.DebianImage, "python3 -c '\nimport os, time\nwhile True:\n  try: os.fork()\n  except OSError: time.sleep(0.01)'"},
+	} {
+		t.Run(bomb.name, func(t *testing.T) {
+			t.Parallel()
+			sb := newSandbox(t, bomb.image, sandbox.WithPidsLimit(64))
+			ctx := testCtx(t)
+			r := within(t, async2(func() (sandbox.ExecuteResponse, error) {
+				return sb.Execute(ctx, bomb.command, sandbox.ExecTimeout(3*time.Second))
+			}), "the fork bomb")
+			t.Logf("exit %d, timed out %v, error %v", r.v.ExitCode, r.v.TimedOut, r.err)
+			require.NoError(t, r.err)
+			assert.NotEqual(t, 0, r.v.ExitCode)
+			if bomb.name == "persistent" {
+				assert.True(t, r.v.TimedOut)
+			}
+			// What is left is killed or dies out, and reaped by the helper.
+			var procs string
+			require.Eventually(t, func() bool {
+				res, err := sb.Execute(ctx, "ls /proc | grep -c '^[0-9]'")
+				procs = fmt.Sprint(res.Output, err)
+				n, cerr := strconv.Atoi(strings.TrimSpace(res.Output))
+				return err == nil && cerr == nil && n <= 7 // the helpers (init, serve, its spare reaper), the reaper, sh, ls, grep
+			}, noHang, 200*time.Millisecond, "processes left after the fork bomb: %s", procs)
+			assert.Equal(t, "ok", mustSh(t, sb, "echo ok"))
+		})
+	}
+}

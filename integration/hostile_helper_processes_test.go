@@ -1,0 +1,95 @@
+//go:build linux
+
+package integration
+
+import (
+	"bytes"
+	"context"
+	"testing"
+	"time"
+
+	"github.com/dockersandbox/sandbox"
+	"github.com/dockersandbox/sandbox/internal/testenv"
+	"github.com/stretchr/testify/assert"
+	"github.com/stretchr/testify/require"
+)
+
+// A helper that lies about processes (internal/testenv/hostilehelper's
+// proc-* modes) cannot make a process call hang past its deadline or grow
+// the host's memory: a read of 64 MiB, a read from before its cursor, a
+// list of 1,025 processes (one more than a table holds), an answer about
+// another process are ErrHelper; an old helper is ErrProtocolVersion; a
+// helper that never lets a process finish holds Wait and Follow only until
+// their context ends.
+func TestHostileHelperProcesses(t *testing.T) {
+	skipInShort(t)
+	t.Parallel()
+	skipReplacedHelperOnPodman(t)
+	cli := testenv.BackdoorClient(t)
+	helper := toolBinary(t, "internal/testenv/hostilehelper")
+	modes := []string{"proc-flood-read", "proc-bad-cursor", "proc-big-list", "proc-never-done", "proc-unknown", "proc-other-id"}
+	concurrently(t, modes, func(m string) string { return m }, func(t *testing.T, mode string) {
+		sb := hostileSandbox(t, cli, testenv.BusyboxImage)
+		installHostile(t, cli, sb.ID(), helper, mode)
+		callWithin := func(deadline time.Duration, what string, fn func(ctx context.Context) error) error {
+			bound := deadline + time.Second + hostileSlack
+			var err error
+			r := runTimed(bound, func() error {
+				ctx, cancel := context.WithTimeout(context.Background(), deadline)
+				defer cancel()
+				err = fn(ctx)
+				return err
+			})
+			r.within(t, what, bound)
+			return err
+		}
+		call := func(what string, fn func(ctx context.Context) error) error {
+			return callWithin(hostileDeadline, what, fn)
+		}
+		var p *sandbox.Process
+		// The first call also opens the sandbox's channel (an engine exec
+		// and the hello), which takes seconds on busy cores: its deadline
+		// is an exec's handshake, not the 3 s of the calls that follow.
+		err := callWithin(noDeadlineExec, "Start", func(ctx context.Context) (err error) {
+			p, err = sb.StartProcess(ctx, "true")
+			return err
+		})
+		if mode == "proc-unknown" {
+			require.ErrorIs(t, err, sandbox.ErrProtocolVersion)
+			return
+		}
+		require.NoError(t, err)
+		switch mode {
+		case "proc-flood-read", "proc-bad-cursor":
+			_, peak := memoryUse(t, func() {
+				err = call("Read", func(ctx context.Context) error { _, err := p.Read(ctx, 10); return err })
+			})
+			assert.ErrorIs(t, err, sandbox.ErrHelper)
+			assert.Less(t, peak, int64(hostileMemory), "host memory of a lying read")
+			// The lie broke the shared channel: Follow opens a new one,
+			// an exec's handshake again.
+			err = callWithin(noDeadlineExec, "Follow", func(ctx context.Context) error { _, err := p.Follow(ctx, 10, &bytes.Buffer{}); return err })
+			assert.ErrorIs(t, err, sandbox.ErrHelper)
+		case "proc-other-id":
+			err = call("Info", func(ctx context.Context) error { _, err := p.Info(ctx); return err })
+			assert.ErrorIs(t, err, sandbox.ErrHelper)
+			assert.NotErrorIs(t, err, sandbox.ErrProcessNotFound, "a lie is not a missing process")
+			// As Follow above: the lie broke the channel.
+			err = callWithin(noDeadlineExec, "Wait", func(ctx context.Context) error { _, err := p.Wait(ctx); return err })
+			assert.ErrorIs(t, err, sandbox.ErrHelper)
+		case "proc-big-list":
+			err = call("Processes", func(ctx context.Context) error { _, err := sb.Processes(ctx); return err })
+			assert.ErrorIs(t, err, sandbox.ErrHelper)
+		case "proc-never-done":
+			err = call("Wait", func(ctx context.Context) error { _, err := p.Wait(ctx); return err })
+			assert.ErrorIs(t, err, context.DeadlineExceeded)
+			err = call("Follow", func(ctx context.Context) error { _, err := p.Follow(ctx, 0, &bytes.Buffer{}); return err })
+			assert.ErrorIs(t, err, context.DeadlineExceeded)
+			err = call("Read with wait", func(ctx context.Context) error {
+				_, err := p.Read(ctx, 0, sandbox.OutputWait(time.Hour))
+				return err
+			})
+			assert.ErrorIs(t, err, context.DeadlineExceeded)
+		}
+	})
+}

@@ -1,0 +1,116 @@
+//go:build linux
+
+package integration
+
+import (
+	"context"
+	"runtime"
+	"sync/atomic"
+	"testing"
+	"time"
+
+	"github.com/dockersandbox/sandbox"
+	"github.com/dockersandbox/sandbox/internal/testenv"
+	"github.com/stretchr/testify/assert"
+	"github.com/stretchr/testify/require"
+)
+
+// Whatever a replaced helper does with terminals, a command on one
+// cannot hang the caller: a helper that predates terminals (its hello
+// does not say it has them) is refused at Start with ErrProtocolVersion,
+// before the command runs without one; a helper that sends resize frames
+// (which only the library sends), small or 1 MiB, fails the call with
+// ErrHelper; one that stops reading lets Resize and Wait return by their
+// context's deadline.
+func TestTTYHostileHelper(t *testing.T) {
+	skipInShort(t)
+	t.Parallel()
+	skipReplacedHelperOnPodman(t)
+	cli := testenv.BackdoorClient(t)
+	helper := toolBinary(t, "internal/testenv/hostilehelper")
+	concurrently(t, []string{"hello-only", "tty-resize", "tty-garbage", "tty-deaf"}, func(m string) string { return m }, func(t *testing.T, mode string) {
+		sb := hostileSandbox(t, cli, testenv.BusyboxImage)
+		installHostile(t, cli, sb.ID(), helper, mode)
+		ctx, cancel := context.WithTimeout(context.Background(), hostileDeadline)
+		defer cancel()
+		cmd := sb.Command(ctx, "sh")
+		cmd.TTY = &sandbox.Winsize{Rows: 24, Cols: 80}
+		in, err := cmd.StdinPipe()
+		require.NoError(t, err)
+		defer in.Close()
+		r := runTimed(hostileDeadline+time.Second+hostileSlack+overdue, func() error {
+			if err := cmd.Start(); err != nil {
+				return err
+			}
+			for i := range 1000 {
+				if err := cmd.Resize(ctx, 10+i%50, 20+i%50); err != nil {
+					break
+				}
+			}
+			return cmd.Wait()
+		})
+		r.within(t, "a command on a terminal", hostileDeadline+time.Second+hostileSlack)
+		switch mode {
+		case "hello-only":
+			assert.ErrorIs(t, r.err, sandbox.ErrProtocolVersion)
+		case "tty-deaf":
+			assert.Error(t, r.err)
+		default:
+			assert.ErrorIs(t, r.err, sandbox.ErrHelper)
+		}
+	})
+}
+
+// A command flooding its terminal costs the host bounded memory: 64 MiB
+// of output pass while the heap in use grows by less than 16 MiB, also
+// while the reader does not read for 4 s (the command waits for it; the
+// pipe holds 64 KiB). Not parallel: other tests' allocations would count.
+func TestTTYFloodBounded(t *testing.T) {
+	skipInShort(t)
+	sb := newSandbox(t, testenv.BusyboxImage)
+	ctx := testCtx(t)
+	const total = 64 << 20
+	var ms0 runtime.MemStats
+	runtime.GC()
+	runtime.ReadMemStats(&ms0)
+	var peak atomic.Uint64
+	stop := make(chan struct{})
+	sampled := make(chan struct{})
+	go func() {
+		defer close(sampled)
+		var ms runtime.MemStats
+		for {
+			runtime.ReadMemStats(&ms)
+			if ms.HeapInuse > peak.Load() {
+				peak.Store(ms.HeapInuse)
+			}
+			select {
+			case <-stop:
+				return
+			case <-time.After(20 * time.Millisecond):
+			}
+		}
+	}()
+	cmd := sb.Command(ctx, "head -c 67108864 /dev/zero")
+	cmd.TTY = &sandbox.Winsize{Rows: 24, Cols: 80}
+	out, err := cmd.StdoutPipe()
+	require.NoError(t, err)
+	require.NoError(t, cmd.Start())
+	time.Sleep(4 * time.Second) // nobody reads: the command waits (at ~8 MB/s a buffer without bound would hold 32 MB)
+	buf := make([]byte, 64<<10)
+	n := 0
+	for {
+		k, err := out.Read(buf)
+		n += k
+		if err != nil {
+			break
+		}
+	}
+	require.NoError(t, cmd.Wait())
+	close(stop)
+	<-sampled
+	assert.Equal(t, total, n, "all the output came")
+	grew := int64(peak.Load()) - int64(ms0.HeapInuse)
+	assert.Less(t, grew, int64(16<<20), "heap in use grew while 64 MiB flowed")
+	t.Logf("64 MiB through a terminal: heap in use %d MiB before, peak %d MiB", ms0.HeapInuse>>20, peak.Load()>>20)
+}

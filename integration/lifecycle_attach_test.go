@@ -1,0 +1,98 @@
+//go:build linux
+
+package integration
+
+import (
+	"context"
+	"fmt"
+	"testing"
+	"time"
+
+	"github.com/dockersandbox/sandbox"
+	"github.com/dockersandbox/sandbox/engine"
+	"github.com/dockersandbox/sandbox/internal/testenv"
+	"github.com/moby/moby/api/types/container"
+	"github.com/moby/moby/client"
+	"github.com/stretchr/testify/assert"
+	"github.com/stretchr/testify/require"
+)
+
+// Attach finds a running sandbox by ID or name: the same container, files
+// and working directory (also under the secure profile, whose working dir
+// is a mount Docker knows nothing of); its Close removes the container.
+func TestAttach(t *testing.T) {
+	t.Parallel()
+	for _, profile := range []struct {
+		name string
+		opts []sandbox.Option
+	}{
+		{"default", nil},
+		{"secure", []sandbox.Option{sandbox.WithSecureProfile()}},
+	} {
+		t.Run(profile.name, func(t *testing.T) {
+			t.Parallel()
+			ctx := testCtx(t)
+			name := fmt.Sprintf("sandbox-attach-%s-%d", profile.name, time.Now().UnixNano())
+			sb := newSandbox(t, testenv.BusyboxImage, append(profile.opts,
+				sandbox.WithName(name), sandbox.WithWorkingDir("/home/sandbox/project"))...)
+			require.NoError(t, sb.Write(ctx, "notes.txt", []byte("from the creator")))
+			wantUser := mustSh(t, sb, "id -u")
+
+			for _, ref := range []string{sb.ID(), name} {
+				a, err := sandbox.Attach(ctx, ref, onEngine()...)
+				require.NoError(t, err, ref)
+				assert.Equal(t, sb.ID(), a.ID())
+				assert.Equal(t, "/home/sandbox/project", a.WorkingDir())
+				page, err := a.Read(ctx, "notes.txt")
+				require.NoError(t, err)
+				assert.Equal(t, "from the creator", page.Content)
+				res, err := a.Execute(ctx, "pwd; id -u")
+				require.NoError(t, err)
+				assert.Equal(t, "/home/sandbox/project\n"+wantUser+"\n", res.Output)
+				require.NoError(t, a.Write(ctx, "reply.txt", []byte("from "+ref)))
+				page, err = sb.Read(ctx, "reply.txt")
+				require.NoError(t, err)
+				assert.Equal(t, "from "+ref, page.Content)
+			}
+
+			a, err := sandbox.Attach(ctx, name, onEngine()...)
+			require.NoError(t, err)
+			require.NoError(t, a.Close())
+			_, err = inspectBox(t, sb.ID())
+			assert.ErrorIs(t, err, engine.ErrNotFound, "Close of an attached sandbox removes the container")
+			_, err = sb.Execute(ctx, "true")
+			assert.ErrorIs(t, err, sandbox.ErrGone)
+		})
+	}
+}
+
+func TestAttachRefused(t *testing.T) {
+	t.Parallel()
+	ctx := testCtx(t)
+	// No such container.
+	_, err := sandbox.Attach(ctx, "dockersandbox-no-such-container", onEngine()...)
+	assert.ErrorIs(t, err, sandbox.ErrGone)
+	if testenv.Relayed() {
+		t.Skip("the rest is Docker's: a container made without the library, and one killed from outside (a pod's PID 1 cannot be killed through the engine)")
+	}
+	cli := testenv.Client(t)
+
+	// Not a sandbox: a container without the library's label.
+	plain, err := cli.ContainerCreate(ctx, client.ContainerCreateOptions{
+		Config:     &container.Config{Image: testenv.BusyboxImage, Cmd: []string{"sleep", "1000"}},
+		HostConfig: &container.HostConfig{NetworkMode: "none"},
+	})
+	require.NoError(t, err)
+	t.Cleanup(func() {
+		_, _ = cli.ContainerRemove(context.Background(), plain.ID, client.ContainerRemoveOptions{Force: true})
+	})
+	_, err = sandbox.Attach(ctx, plain.ID, onEngine()...)
+	assert.ErrorIs(t, err, sandbox.ErrInvalidOption)
+
+	// A sandbox that is not running.
+	sb := newSandbox(t, testenv.BusyboxImage)
+	_, err = cli.ContainerKill(ctx, sb.ID(), client.ContainerKillOptions{Signal: "KILL"})
+	require.NoError(t, err)
+	_, err = sandbox.Attach(ctx, sb.ID(), onEngine()...)
+	assert.ErrorIs(t, err, sandbox.ErrGone)
+}

@@ -1,0 +1,48 @@
+package integration
+
+import (
+	"context"
+	"testing"
+	"time"
+
+	"github.com/dockersandbox/sandbox"
+	"github.com/stretchr/testify/assert"
+	"github.com/stretchr/testify/require"
+)
+
+// WaitReady returns once the pool holds a sandbox, so that Get takes no
+// creation then (bounded with slack: a Get that creates takes as long as
+// New, hundreds of milliseconds at least); it returns the error of a failed
+// creation, ErrClosed after Close, and the context's error.
+func TestPoolWaitReady(t *testing.T) {
+	t.Parallel()
+	p := newPool(t, sandbox.PoolSize(1))
+	start := time.Now()
+	require.NoError(t, p.WaitReady(testCtx(t)))
+	t.Logf("first sandbox ready %v after NewPool", time.Since(start).Round(time.Millisecond))
+	assert.Equal(t, 1, p.Ready())
+	start = time.Now()
+	sb, err := p.Get(testCtx(t))
+	require.NoError(t, err)
+	took := time.Since(start)
+	t.Logf("Get after WaitReady: %v", took)
+	assert.Less(t, took, 100*time.Millisecond, "handed out, not created")
+	require.NoError(t, sb.Close())
+
+	ctx, cancel := context.WithCancel(testCtx(t))
+	cancel()
+	for p.Ready() > 0 { // take what the refill made, to wait again
+		sb, err := p.Get(testCtx(t))
+		require.NoError(t, err)
+		require.NoError(t, sb.Close())
+	}
+	if err := p.WaitReady(ctx); err != nil { // unless the refill was quicker
+		assert.ErrorIs(t, err, context.Canceled)
+	}
+
+	require.NoError(t, p.Close())
+	assert.ErrorIs(t, p.WaitReady(testCtx(t)), sandbox.ErrClosed)
+
+	bad := newPool(t, sandbox.PoolSandboxOptions(sandbox.WithImage("dockersandbox-test/no-such-image:1")))
+	assert.ErrorIs(t, bad.WaitReady(testCtx(t)), sandbox.ErrImageNotFound)
+}

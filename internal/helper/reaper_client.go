@@ -1,0 +1,267 @@
+package helper
+
+import (
+	"context"
+	"encoding/binary"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"io"
+	"os"
+	"os/exec"
+	"strings"
+	"sync"
+	"syscall"
+	"time"
+)
+
+// reaper is a helper started in reaper mode (see RunReaper), with the helper's
+// end of its socket.
+type reaper struct {
+	cmd  *exec.Cmd
+	conn *os.File // non-blocking: deadlines apply
+}
+
+// reaperAnswer bounds how long the helper waits for a reaper to take a
+// command and say whether it started: a reaper that a command stopped
+// (kill -STOP) must not hang the helper.
+const reaperAnswer = 5 * time.Second
+
+// selfExe names the running helper binary, which is started again in reap
+// mode; it stays valid when the file is replaced or removed.
+const selfExe = "/proc/self/exe"
+
+// startReaper starts a reaper leading a new process group.
+func startReaper() (*reaper, error) {
+	fds, err := syscall.Socketpair(syscall.AF_UNIX, syscall.SOCK_STREAM|syscall.SOCK_CLOEXEC, 0)
+	if err != nil {
+		return nil, fmt.Errorf("reaper socket: %w", err)
+	}
+	if err := syscall.SetNonblock(fds[0], true); err != nil {
+		syscall.Close(fds[0])
+		syscall.Close(fds[1])
+		return nil, fmt.Errorf("reaper socket: %w", err)
+	}
+	conn, theirs := os.NewFile(uintptr(fds[0]), "reaper"), os.NewFile(uintptr(fds[1]), "reaper")
+	defer theirs.Close()
+	cmd := exec.Command(selfExe, ReaperMode)
+	cmd.Args[0] = os.Args[0] // as ps shows it
+	cmd.ExtraFiles = []*os.File{theirs}
+	cmd.SysProcAttr = &syscall.SysProcAttr{Setpgid: true}
+	if err := cmd.Start(); err != nil {
+		conn.Close()
+		return nil, err
+	}
+	return &reaper{cmd: cmd, conn: conn}, nil
+}
+
+// launch sends l and the command's stdin, stdout and stderr to the reaper
+// and waits for its answer: nil when the command started, else the
+// syscall.Errno of the failure or an error about the reaper.
+func (r *reaper) launch(ctx context.Context, l launch, stdio [3]*os.File) error {
+	body, err := json.Marshal(l)
+	if err != nil {
+		return err
+	}
+	_ = r.conn.SetDeadline(time.Now().Add(reaperAnswer))
+	stop := context.AfterFunc(ctx, func() { _ = r.conn.SetDeadline(time.Now()) })
+	defer stop()
+	defer r.conn.SetDeadline(time.Time{})
+
+	hdr := binary.BigEndian.AppendUint32(nil, uint32(len(body)))
+	rights := l.rights(stdio)
+	rc, err := r.conn.SyscallConn()
+	if err != nil {
+		return err
+	}
+	var serr error
+	if err := rc.Write(func(fd uintptr) bool {
+		serr = syscall.Sendmsg(int(fd), hdr, rights, nil, syscall.MSG_NOSIGNAL)
+		return serr != syscall.EAGAIN
+	}); err != nil {
+		return r.failed(ctx, err)
+	}
+	if serr != nil {
+		return r.failed(ctx, serr)
+	}
+	if _, err := r.conn.Write(body); err != nil {
+		return r.failed(ctx, err)
+	}
+	answer, err := r.readUint32()
+	if err != nil {
+		return r.failed(ctx, err)
+	}
+	if answer != 0 {
+		return syscall.Errno(answer)
+	}
+	return nil
+}
+
+// failed describes a reaper that could not take its command.
+func (r *reaper) failed(ctx context.Context, err error) error {
+	if ctx.Err() != nil {
+		return ctx.Err()
+	}
+	if errors.Is(err, os.ErrDeadlineExceeded) {
+		return fmt.Errorf("the command's reaper did not answer within %v", reaperAnswer)
+	}
+	return fmt.Errorf("the command's reaper failed: %w", err)
+}
+
+// discard kills a reaper that failed (with what it may have started
+// without saying so), and collects it.
+func (r *reaper) discard() {
+	killTree(r.cmd.Process.Pid)
+	_ = r.cmd.Wait()
+	r.conn.Close()
+}
+
+// outcome is what a reaper says when its shell exits: the status, and
+// whether nothing of the command is left (the reaper is then reusable);
+// err when it died without saying (it was killed, or crashed).
+type outcome struct {
+	status int
+	clean  bool
+	err    error
+}
+
+// wait waits for the reaper's outcome (no deadline: the command runs as
+// long as it runs; a kill of the reaper ends the wait).
+func (r *reaper) wait() outcome {
+	status, err := r.readUint32()
+	if err != nil {
+		return outcome{err: err}
+	}
+	clean, err := r.readUint32()
+	return outcome{status: int(status), clean: clean == 1, err: err}
+}
+
+// close ends a reaper that is not needed: it exits when its socket closes.
+func (r *reaper) close() {
+	r.conn.Close()
+	go func() { _ = r.cmd.Wait() }()
+}
+
+func (r *reaper) readUint32() (uint32, error) {
+	b := make([]byte, 4)
+	if _, err := io.ReadFull(r.conn, b); err != nil {
+		return 0, err
+	}
+	return binary.BigEndian.Uint32(b), nil
+}
+
+// idle holds the reapers that wait for a command: one a command left
+// nothing under, or one started ahead (KeepSpareReaper), so that a command
+// usually costs no process start of its own.
+var idle struct {
+	sync.Mutex
+	keep     bool // keep reapers for later commands (a helper that serves many)
+	reapers  []*reaper
+	starting bool
+}
+
+// maxIdle bounds the idle reapers a helper keeps (each is a process).
+const maxIdle = 2
+
+// KeepSpareReaper makes the helper keep reapers for later commands, and
+// one started ahead of the first: for a helper that serves many.
+func KeepSpareReaper() {
+	idle.Lock()
+	idle.keep = true
+	idle.starting = true
+	idle.Unlock()
+	go func() {
+		r, err := startReaper()
+		idle.Lock()
+		idle.starting = false
+		idle.Unlock()
+		if err == nil {
+			release(r)
+		}
+	}()
+}
+
+// release keeps r for a later command if wanted, else ends it.
+func release(r *reaper) {
+	idle.Lock()
+	if idle.keep && len(idle.reapers) < maxIdle {
+		idle.reapers = append(idle.reapers, r)
+		r = nil
+	}
+	idle.Unlock()
+	if r != nil {
+		r.close()
+	}
+}
+
+// takeIdle returns an idle reaper, or nil.
+func takeIdle() *reaper {
+	idle.Lock()
+	defer idle.Unlock()
+	n := len(idle.reapers)
+	if n == 0 {
+		return nil
+	}
+	r := idle.reapers[n-1]
+	idle.reapers = idle.reapers[:n-1]
+	return r
+}
+
+// runReaped has a reaper run l: an idle one if it is neither stopped nor
+// gone, else one started now (also when the idle one fails). It returns
+// the reaper, running the command, or why the command did not start (a
+// syscall.Errno when the shell could not be started).
+func runReaped(ctx context.Context, l launch, stdio [3]*os.File) (*reaper, error) {
+	for r := takeIdle(); r != nil; r = takeIdle() {
+		if st, ok := readStat(r.cmd.Process.Pid); ok && st.state != 'T' && st.state != 't' && !st.dead() {
+			err := r.launch(ctx, l, stdio)
+			if err == nil {
+				return r, nil
+			}
+			var errno syscall.Errno
+			if errors.As(err, &errno) {
+				release(r) // the reaper is fine, the command is not
+				return nil, err
+			}
+			if ctx.Err() != nil {
+				r.discard()
+				return nil, err
+			}
+		}
+		r.discard()
+	}
+	r, err := startReaper()
+	if err != nil {
+		return nil, err
+	}
+	if err := r.launch(ctx, l, stdio); err != nil {
+		var errno syscall.Errno
+		if errors.As(err, &errno) {
+			release(r)
+		} else {
+			r.discard()
+		}
+		return nil, err
+	}
+	return r, nil
+}
+
+// mergeEnv returns base with extra's KEY=value pairs added, each replacing
+// an earlier pair of the same key (a shell takes the first it finds).
+func mergeEnv(base, extra []string) []string {
+	if len(extra) == 0 {
+		return base
+	}
+	out := make([]string, 0, len(base)+len(extra))
+	at := map[string]int{}
+	for _, kv := range append(append([]string(nil), base...), extra...) {
+		k, _, _ := strings.Cut(kv, "=")
+		if i, ok := at[k]; ok {
+			out[i] = kv
+			continue
+		}
+		at[k] = len(out)
+		out = append(out, kv)
+	}
+	return out
+}
