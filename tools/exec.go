@@ -7,6 +7,7 @@ import (
 	"path"
 	"strconv"
 	"strings"
+	"syscall"
 	"time"
 
 	"github.com/dockersandbox/sandbox"
@@ -41,9 +42,19 @@ const (
 )
 
 // execEnv lists the variables every session's process gets, as Codex's
-// unified exec sets them: no colours, no pager, a terminal that asks for
-// no escape sequences.
-var execEnv = []string{"NO_COLOR=1", "TERM=dumb", "PAGER=cat", "GIT_PAGER=cat", "GH_PAGER=cat"}
+// unified exec sets them (UNIFIED_EXEC_ENV): no colours, no pager, a
+// terminal that asks for no escape sequences, a UTF-8 locale. Codex's
+// CODEX_CI and its thread variables are left out: they name Codex.
+var execEnv = []string{
+	"NO_COLOR=1", "TERM=dumb",
+	"LANG=C.UTF-8", "LC_CTYPE=C.UTF-8", "LC_ALL=C.UTF-8",
+	"COLORTERM=",
+	"PAGER=cat", "GIT_PAGER=cat", "GH_PAGER=cat",
+}
+
+// ctrlC is write_stdin's chars for an interrupt: on a session without a
+// terminal it sends SIGINT to the session's process group, as Codex does.
+const ctrlC = "\u0003"
 
 // ttySize is the terminal of a tty session.
 const ttyRows, ttyCols = 24, 80
@@ -273,7 +284,17 @@ func (x *execTools) writeStdin(ctx context.Context, a *args) Result {
 	if !hasID || s == nil {
 		return errorf("write_stdin failed: Unknown process id %d (list_sessions lists the open sessions; a session ends once its exit was reported)", sid)
 	}
-	if chars != "" {
+	if chars == ctrlC && !s.tty {
+		err := s.proc.interrupt(ctx)
+		switch {
+		case err == nil, errors.Is(err, sandbox.ErrProcessDone):
+		case errors.Is(err, sandbox.ErrProcessNotFound):
+			x.table.release(s.id)
+			fallthrough
+		default:
+			return errorf("write_stdin failed: %s", sandbox.SafeText(err.Error()))
+		}
+	} else if chars != "" {
 		if !s.tty {
 			return errorText("write_stdin failed: stdin is closed for this session; rerun exec_command with tty=true to keep stdin open")
 		}
@@ -380,3 +401,7 @@ func (a processAdapter) write(ctx context.Context, b []byte) error {
 }
 
 func (a processAdapter) kill(ctx context.Context) error { return a.p.Kill(ctx) }
+
+func (a processAdapter) interrupt(ctx context.Context) error {
+	return a.p.Signal(ctx, syscall.SIGINT)
+}

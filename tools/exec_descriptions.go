@@ -32,7 +32,7 @@ const writeStdinDescription = `Writes characters to an existing unified exec ses
 
 Usage:
 - session_id is the number from "Process running with session ID N" of exec_command.
-- chars are written as they are: end a line with "\n" to submit it; "\u0003" is Ctrl-C on a tty session. Writing needs a session started with tty=true.
+- chars are written as they are: end a line with "\n" to submit it. "\u0003" alone is Ctrl-C: on a session without a tty it interrupts the command's process group (exit code 130 unless it traps SIGINT). Other input needs a session started with tty=true.
 - With empty chars the call only polls: it waits up to yield_time_ms (at least 5000, at most {max_poll} ms) for the process to finish, and returns the output that came since the last call. With chars it waits yield_time_ms (default 250, between 250 and 30000).
 - Once the result says "Process exited with code N", the session is gone.`
 

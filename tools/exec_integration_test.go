@@ -106,8 +106,8 @@ func TestExecToolsEndToEnd(t *testing.T) {
 
 			t.Run("workdir, shell and environment", func(t *testing.T) {
 				a := execAgent{t: t, set: set}
-				r := a.reply("exec_command", "cmd", "pwd; echo $TERM $NO_COLOR $PAGER $GIT_PAGER $GH_PAGER", "workdir", "sub/..")
-				assert.Equal(t, "/workspace\ndumb 1 cat cat cat\n", r.output)
+				r := a.reply("exec_command", "cmd", "pwd; echo $TERM $NO_COLOR $PAGER $GIT_PAGER $GH_PAGER $LANG $LC_CTYPE $LC_ALL ${COLORTERM+set}:$COLORTERM.", "workdir", "sub/..")
+				assert.Equal(t, "/workspace\ndumb 1 cat cat cat C.UTF-8 C.UTF-8 C.UTF-8 set:.\n", r.output)
 				a.reply("exec_command", "cmd", "mkdir -p /tmp/w")
 				assert.Equal(t, "/tmp/w\n", a.reply("exec_command", "cmd", "pwd", "workdir", "/tmp/w").output)
 				r = a.reply("exec_command", "cmd", "echo $0", "shell", "sh")
@@ -173,7 +173,35 @@ func TestExecToolsEndToEnd(t *testing.T) {
 				res := a.call("write_stdin", "session_id", r.session, "chars", "hi\n")
 				assert.True(t, res.IsError)
 				assert.Equal(t, "write_stdin failed: stdin is closed for this session; rerun exec_command with tty=true to keep stdin open", res.Text)
-				a.reply("kill_session", "session_id", r.session)
+				res = a.call("write_stdin", "session_id", r.session, "chars", "\u0003x")
+				assert.True(t, res.IsError, "only Ctrl-C alone is an interrupt")
+
+				// Ctrl-C alone interrupts the process group, as Codex does.
+				w := a.reply("write_stdin", "session_id", r.session, "chars", "\u0003", "yield_time_ms", 10000)
+				if w.running {
+					_, w = a.until(w.session, "\x00never")
+				}
+				assert.False(t, w.running)
+				assert.Equal(t, 130, w.code, "128+SIGINT")
+			})
+
+			t.Run("no tty: Ctrl-C reaches a trap", func(t *testing.T) {
+				a := execAgent{t: t, set: set}
+				r := a.reply("exec_command", "cmd", "trap 'echo INT-TRAP; exit 42' INT; echo READY; while :; do sleep 1; done", "yield_time_ms", 250)
+				require.True(t, r.running, r.output)
+				if !strings.Contains(r.output, "READY") {
+					a.until(r.session, "READY")
+				}
+				w := a.reply("write_stdin", "session_id", r.session, "chars", "\u0003", "yield_time_ms", 10000)
+				out := w.output
+				if w.running {
+					var more string
+					more, w = a.until(w.session, "\x00never")
+					out += more
+				}
+				assert.False(t, w.running)
+				assert.Equal(t, 42, w.code)
+				assert.Contains(t, out, "INT-TRAP")
 			})
 
 			t.Run("a REPL on a tty", func(t *testing.T) {

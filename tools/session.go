@@ -22,6 +22,8 @@ type execProc interface {
 	wait(ctx context.Context, d time.Duration) (bool, error)
 	write(ctx context.Context, p []byte) error
 	kill(ctx context.Context) error
+	// interrupt sends SIGINT to the process's group.
+	interrupt(ctx context.Context) error
 }
 
 // procChunk is one read of a process's output: the log's bytes from
