@@ -60,6 +60,9 @@ type Cmd struct {
 	stopCall context.CancelFunc
 	done     bool
 	shared   bool // Execute's own writers: the shared channel may carry it
+	// Execute's ExecCapture, and what the helper said it kept.
+	capture  *proto.Capture
+	captured *proto.Captured
 
 	// The call's outcome, set before awaited is closed (see Start).
 	awaited chan struct{}
@@ -151,6 +154,7 @@ func (c *Cmd) Start() error {
 		Timeout:  c.Timeout.Milliseconds(),
 		Combined: c.Stdout != nil && sameWriter(c.Stdout, c.Stderr),
 		Stdin:    c.Stdin != nil,
+		Capture:  c.capture,
 	}
 	if c.Timeout > 0 && req.Timeout == 0 {
 		req.Timeout = 1 // sub-millisecond timeouts still time out
@@ -219,6 +223,7 @@ func (c *Cmd) Wait() error {
 	err = c.s.goneOr(c.ctx, err)
 	if res != nil {
 		c.ProcessState = &ProcessState{exitCode: res.ExitCode, timedOut: res.TimedOut, oomKilled: res.OOMKilled}
+		c.captured = res.Captured
 	}
 	if err != nil {
 		return err

@@ -5,12 +5,14 @@ import (
 	"errors"
 	"fmt"
 	"io"
+	"io/fs"
 	"strconv"
 	"strings"
 	"time"
 	"unicode/utf8"
 
 	"github.com/dockersandbox/sandbox/internal/docker"
+	"github.com/dockersandbox/sandbox/internal/proto"
 )
 
 // ExecuteResponse is the outcome of Execute.
@@ -28,7 +30,32 @@ type ExecuteResponse struct {
 	// OOMKilled reports that the kernel killed the command for exceeding
 	// the sandbox's memory limit (ExitCode is then 137).
 	OOMKilled bool
+	// Capture describes the file ExecCapture kept; nil without it.
+	Capture *Capture
 }
+
+// DefaultCaptureBytes is ExecCapture's cap when it is given 0: 10 MiB,
+// deepagents' capture limit.
+const DefaultCaptureBytes = 10 << 20
+
+// CaptureTailBytes is the most Capture.Tail holds.
+const CaptureTailBytes = proto.MaxCaptureTail
+
+// Capture describes the file in the sandbox that ExecCapture wrote the
+// command's output to.
+type Capture struct {
+	Path  string // the file, in the sandbox
+	Size  int64  // bytes in the file
+	Total int64  // bytes the command wrote: above Size when the cap cut the file
+	Lines int64  // newlines in the file
+	Tail  []byte // the file's last bytes, at most CaptureTailBytes
+	// Err says why the file holds less than min(Total, cap), as an
+	// *fs.PathError (a full disk, say); nil when it is whole.
+	Err error
+}
+
+// Capped reports whether the cap cut the file short of the whole output.
+func (c *Capture) Capped() bool { return c.Total > c.Size && c.Err == nil }
 
 // An ExecOption adjusts one Execute call.
 type ExecOption func(*execConfig) error
@@ -39,6 +66,7 @@ type execConfig struct {
 	dir     string
 	user    string
 	output  io.Writer
+	capture *proto.Capture
 }
 
 // ExecTimeout overrides the sandbox's execute timeout for this call; 0
@@ -94,6 +122,25 @@ func ExecOutput(w io.Writer) ExecOption {
 	}
 }
 
+// ExecCapture also writes the command's combined output, as it streams,
+// to the file path in the sandbox (absolute; created or truncated, its
+// directory made, as the command's user), up to max bytes (0:
+// DefaultCaptureBytes). The file holds the whole output where the
+// response's Output is capped; ExecuteResponse.Capture says what it holds.
+// A sandbox whose helper predates it is ErrProtocolVersion.
+func ExecCapture(path string, max int64) ExecOption {
+	return func(c *execConfig) error {
+		if !strings.HasPrefix(path, "/") || max < 0 {
+			return fmt.Errorf("%w: ExecCapture(%q, %d): want an absolute path and a non-negative size", ErrInvalidOption, path, max)
+		}
+		if max == 0 {
+			max = DefaultCaptureBytes
+		}
+		c.capture = &proto.Capture{Path: path, Max: max}
+		return nil
+	}
+}
+
 // Execute runs command with sh -c in the working directory and returns its
 // combined output and exit code. The command may be up to MaxCommandBytes
 // long (16 MiB; a heredoc of a large file included); a longer one is
@@ -121,8 +168,21 @@ func (s *Sandbox) Execute(ctx context.Context, command string, opts ...ExecOptio
 	c.Env, c.Dir, c.User, c.Timeout = cfg.env, cfg.dir, cfg.user, cfg.timeout
 	c.Stdout, c.Stderr = w, w
 	c.shared = cfg.output == nil
+	c.capture = cfg.capture
 	err := c.Run()
 	resp := ExecuteResponse{Output: capture.String(), Truncated: capture.truncated()}
+	if cfg.capture != nil && c.captured != nil {
+		k := c.captured
+		if k.Size < 0 || k.Size > cfg.capture.Max || k.Total < k.Size || k.Lines < 0 || k.Lines > k.Size ||
+			len(k.Tail) > proto.MaxCaptureTail || int64(len(k.Tail)) > k.Size || len(k.Error) > 4096 {
+			return resp, fmt.Errorf("%w: a capture of %d bytes (%d written, %d lines, a tail of %d) in a file capped at %d",
+				errHelperLied, k.Size, k.Total, k.Lines, len(k.Tail), cfg.capture.Max)
+		}
+		resp.Capture = &Capture{Path: cfg.capture.Path, Size: k.Size, Total: k.Total, Lines: k.Lines, Tail: k.Tail}
+		if k.Error != "" {
+			resp.Capture.Err = &fs.PathError{Op: "capture", Path: cfg.capture.Path, Err: errors.New(SafeText(k.Error))}
+		}
+	}
 	if c.ProcessState != nil {
 		resp.ExitCode, resp.TimedOut, resp.OOMKilled = c.ProcessState.ExitCode(), c.ProcessState.TimedOut(), c.ProcessState.OOMKilled()
 	}

@@ -270,3 +270,75 @@ func (w *slowWriter) Write(p []byte) (int, error) {
 	}
 	return w.buf.Write(p)
 }
+
+// ExecCapture keeps a command's whole output in a file in the sandbox while
+// Output stays capped: sizes, newlines and the tail are the file's; a cap
+// cuts the file and says so; a bad path is the caller's error, and a file
+// the helper cannot create fails the call, not the sandbox.
+func TestExecuteCapture(t *testing.T) {
+	t.Parallel()
+	sb := newSandbox(t, testenv.BusyboxImage)
+	ctx := testCtx(t)
+	// 40,000 lines of 80 bytes (3.2 MB), the failure last.
+	const cmd = `i=0; while [ $i -lt 40000 ]; do printf '%079d\n' $i; i=$((i+1)); done; echo "FAIL: the last line" >&2; exit 1`
+	const total = 40000*80 + len("FAIL: the last line\n")
+
+	t.Run("whole output", func(t *testing.T) {
+		resp, err := sb.Execute(ctx, cmd, sandbox.ExecCapture("/tmp/capture/whole", 0))
+		require.NoError(t, err)
+		assert.Equal(t, 1, resp.ExitCode)
+		assert.True(t, resp.Truncated, "Output is capped as without a capture")
+		c := resp.Capture
+		require.NotNil(t, c)
+		assert.Equal(t, "/tmp/capture/whole", c.Path)
+		assert.EqualValues(t, total, c.Size)
+		assert.EqualValues(t, total, c.Total)
+		assert.EqualValues(t, 40001, c.Lines)
+		assert.False(t, c.Capped())
+		require.NoError(t, c.Err)
+		assert.Len(t, c.Tail, sandbox.CaptureTailBytes)
+		assert.True(t, bytes.HasSuffix(c.Tail, []byte("\n0000000000000000000000000000000000000000000000000000000000000000000000000039999\nFAIL: the last line\n")), "%q", c.Tail)
+		b, err := sb.FS(ctx).ReadFile("tmp/capture/whole")
+		require.NoError(t, err)
+		require.Len(t, b, total)
+		assert.True(t, bytes.HasPrefix(b, []byte(strings.Repeat("0", 79)+"\n")))
+		assert.True(t, bytes.HasSuffix(b, c.Tail))
+	})
+	t.Run("the cap cuts the file", func(t *testing.T) {
+		resp, err := sb.Execute(ctx, cmd, sandbox.ExecCapture("/tmp/capture/capped", 1<<20))
+		require.NoError(t, err)
+		c := resp.Capture
+		require.NotNil(t, c)
+		assert.EqualValues(t, 1<<20, c.Size)
+		assert.EqualValues(t, total, c.Total)
+		assert.True(t, c.Capped())
+		assert.EqualValues(t, (1<<20)/80, c.Lines)
+		b, err := sb.FS(ctx).ReadFile("tmp/capture/capped")
+		require.NoError(t, err)
+		assert.Len(t, b, 1<<20)
+		assert.True(t, bytes.HasSuffix(b, c.Tail))
+	})
+	t.Run("an existing file is replaced", func(t *testing.T) {
+		resp, err := sb.Execute(ctx, "echo short", sandbox.ExecCapture("/tmp/capture/whole", 0))
+		require.NoError(t, err)
+		assert.EqualValues(t, 6, resp.Capture.Size)
+		assert.Equal(t, "short\n", string(resp.Capture.Tail))
+		b, err := sb.FS(ctx).ReadFile("tmp/capture/whole")
+		require.NoError(t, err)
+		assert.Equal(t, "short\n", string(b))
+	})
+	t.Run("bad options", func(t *testing.T) {
+		_, err := sb.Execute(ctx, "true", sandbox.ExecCapture("relative", 0))
+		assert.ErrorIs(t, err, sandbox.ErrInvalidOption)
+		_, err = sb.Execute(ctx, "true", sandbox.ExecCapture("/tmp/x", -1))
+		assert.ErrorIs(t, err, sandbox.ErrInvalidOption)
+	})
+	t.Run("a file the helper cannot create", func(t *testing.T) {
+		_, err := sb.Execute(ctx, "echo hi", sandbox.ExecCapture("/proc/self/nope/out", 0))
+		require.Error(t, err)
+		assert.Contains(t, err.Error(), "nope")
+		resp, err := sb.Execute(ctx, "echo ok")
+		require.NoError(t, err, "the sandbox stays usable")
+		assert.Equal(t, "ok\n", resp.Output)
+	})
+}

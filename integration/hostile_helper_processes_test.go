@@ -93,3 +93,24 @@ func TestHostileHelperProcesses(t *testing.T) {
 		}
 	})
 }
+
+// A helper that lies about a capture (a file above its cap, a 64 KiB
+// tail) fails the Execute with ErrHelper; nothing of the lie reaches the
+// caller.
+func TestHostileHelperCapture(t *testing.T) {
+	skipInShort(t)
+	t.Parallel()
+	skipReplacedHelperOnPodman(t)
+	cli := testenv.BackdoorClient(t)
+	helper := toolBinary(t, "internal/testenv/hostilehelper")
+	sb := hostileSandbox(t, cli, testenv.BusyboxImage)
+	installHostile(t, cli, sb.ID(), helper, "lie-capture")
+	var resp sandbox.ExecuteResponse
+	r := runTimed(noDeadlineBound, func() (err error) {
+		resp, err = sb.Execute(context.Background(), "echo hi", sandbox.ExecCapture("/tmp/out", 1<<20))
+		return err
+	})
+	r.within(t, "Execute with a capture", noDeadlineBound)
+	assert.ErrorIs(t, r.err, sandbox.ErrHelper)
+	assert.Nil(t, resp.Capture)
+}

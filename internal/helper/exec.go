@@ -37,6 +37,22 @@ func runExec(ctx context.Context, req proto.Request, in io.Reader, send func(pro
 	if err != nil {
 		return &proto.Result{Error: &proto.Error{Code: proto.CodeNotFound, Message: err.Error()}, ExitCode: 127}
 	}
+	var capt *capture
+	if req.Capture != nil {
+		if !req.Combined {
+			return &proto.Result{Error: &proto.Error{Code: proto.CodeBadRequest, Message: "capture: only of combined output"}, ExitCode: -1}
+		}
+		var e *proto.Error
+		if capt, e = openCapture(req.Capture); e != nil {
+			return &proto.Result{Error: e, ExitCode: -1}
+		}
+		inner := send
+		send = func(k proto.Kind, b []byte) error {
+			capt.write(b)
+			return inner(k, b)
+		}
+		defer capt.close() // on the paths that return early (close is idempotent)
+	}
 	var stdio [3]*os.File
 	defer closeAll(&stdio) // the child's ends: the reaper has its copies
 	outR, outW, err := os.Pipe()
@@ -140,6 +156,9 @@ func runExec(ctx context.Context, req proto.Request, in io.Reader, send func(pro
 	readers.Wait()
 
 	res := &proto.Result{ExitCode: status}
+	if capt != nil {
+		res.Captured = capt.close()
+	}
 	if timedOut {
 		res.ExitCode, res.TimedOut = proto.TimeoutExitCode, true
 	} else if res.ExitCode == 128+int(syscall.SIGKILL) && ooms >= 0 && oomKills() > ooms {

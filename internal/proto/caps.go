@@ -29,6 +29,7 @@ const (
 	CapWatch     Capability = "watch"      // OpWatch
 	CapProcesses Capability = "processes"  // the OpProc* operations
 	CapAccept    Capability = "accept"     // OpAccept (a sandbox's egress)
+	CapCapture   Capability = "capture"    // Request.Capture
 )
 
 // caps lists every capability and what a helper that has it can do, for
@@ -44,6 +45,7 @@ var caps = []struct {
 	{CapWatch, "watch"},
 	{CapProcesses, "run processes"},
 	{CapAccept, "accept connections for an egress policy"},
+	{CapCapture, "capture a command's output to a file"},
 }
 
 // preCaps is what a helper that predates Hello.Caps but says TTY has.
@@ -89,6 +91,9 @@ func (r Request) Needs() []Capability {
 	}
 	if r.Op == OpCat && r.Offset > 0 {
 		need = append(need, CapCatOffset)
+	}
+	if r.Capture != nil {
+		need = append(need, CapCapture)
 	}
 	return need
 }

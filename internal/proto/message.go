@@ -54,6 +54,7 @@ type Request struct {
 	Combined bool     `json:"combined,omitempty"`   // stderr into the stdout stream
 	Stdin    bool     `json:"stdin,omitempty"`      // Input frames feed the command
 	TTY      *Winsize `json:"tty,omitempty"`        // run on a terminal of this size (see KindResize)
+	Capture  *Capture `json:"capture,omitempty"`    // also keep the output in a file (Combined only)
 
 	// kill
 	Session int `json:"session,omitempty"`
@@ -107,6 +108,28 @@ type Result struct {
 
 	Proc  *ProcResult    `json:"proc,omitempty"`  // process operations (process.go)
 	Procs List[ProcInfo] `json:"procs,omitempty"` // proc_list
+
+	Captured *Captured `json:"captured,omitempty"` // exec with a Capture
+}
+
+// Capture asks an exec to write its combined output, as it streams, to
+// the file Path in the sandbox (created or truncated, its directory made)
+// up to Max bytes.
+type Capture struct {
+	Path string `json:"path"`
+	Max  int64  `json:"max"`
+}
+
+// MaxCaptureTail is the most Captured.Tail holds.
+const MaxCaptureTail = 4096
+
+// Captured is what an exec kept in its Capture's file.
+type Captured struct {
+	Size  int64  `json:"size"`            // bytes in the file
+	Total int64  `json:"total"`           // bytes the command wrote (above Size when capped)
+	Lines int64  `json:"lines"`           // newlines in the file
+	Tail  []byte `json:"tail,omitempty"`  // the file's last bytes, at most MaxCaptureTail
+	Error string `json:"error,omitempty"` // why the file is short of Min(Total, Max), if it is
 }
 
 // Stat is the helper's view of one path in a batch, as the sandbox user sees it.

@@ -34,6 +34,8 @@ import (
 //	flood-stdout    four 64 MiB Stdout frames, then a Result
 //	flood-fit       as many items as the library may accept (199999), as
 //	                long as fits in 16 MiB, in the field of the request's op
+//	lie-capture     answers an exec with a capture above its cap and a
+//	                64 KiB tail
 //	lie-cat MIB CH  stat says 10 bytes; cat sends MIB MiB in Stdout frames of
 //	                CH bytes (far more than its Limit), then a Result
 //	lie-id          answers every request with a Result for another ID
@@ -227,6 +229,15 @@ func (h *helper) answer(id uint32, req proto.Request) error {
 			return result(honest(req))
 		}
 		return h.lieCat(id, req)
+	case "lie-capture":
+		if req.Op != proto.OpExec || req.Capture == nil {
+			return result(honest(req))
+		}
+		b, _ := json.Marshal(proto.Result{Captured: &proto.Captured{
+			Size: req.Capture.Max + 1, Total: req.Capture.Max + 1, Lines: 1,
+			Tail: bytes.Repeat([]byte("t"), 64<<10),
+		}})
+		return result(b)
 	case "lie-id":
 		return h.frame(byte(proto.KindResult), id+1000, honest(req))
 	case "dup-result":
