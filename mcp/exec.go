@@ -23,7 +23,7 @@ func addExecTools(server *mcp.Server, sb tools.ProcessSandbox, opts tools.Option
 	for _, t := range tools.NewExec(sb, opts) {
 		server.AddTool(mcpTool(t, networked), func(ctx context.Context, req *mcp.CallToolRequest) (*mcp.CallToolResult, error) {
 			args := arguments(req)
-			return callToolResult(t.Call(ctx, args), args, wd), nil
+			return callToolResult(t.Call(callContext(ctx, req), args), args, wd), nil
 		})
 	}
 }

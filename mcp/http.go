@@ -305,7 +305,7 @@ func (h *HTTPHandler) call(ctx context.Context, req *mcp.CallToolRequest, name s
 		return errorResult(fmt.Errorf("unknown tool %q", name))
 	}
 	args := arguments(req)
-	return callToolResult(t.Call(ctx, args), args, wd)
+	return callToolResult(t.Call(callContext(ctx, req), args), args, wd)
 }
 
 func errorResult(err error) *mcp.CallToolResult {

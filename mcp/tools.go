@@ -15,6 +15,22 @@ import (
 // code of the command the execute tool ran.
 const MetaExitCode = "com.dockersandbox/exitCode"
 
+// MetaToolCallID is the _meta key of a tools/call request that may carry
+// the model's tool call ID (tools.WithCallID): a result too large for the
+// model is saved in the sandbox in a file named after it. Without one the
+// server makes an ID for the call, which the model's message gives.
+const MetaToolCallID = "com.dockersandbox/toolCallId"
+
+// callContext is ctx with the request's tool call ID, if it has one.
+func callContext(ctx context.Context, req *mcp.CallToolRequest) context.Context {
+	if req != nil && req.Params != nil {
+		if id, ok := req.Params.Meta[MetaToolCallID].(string); ok && id != "" {
+			return tools.WithCallID(ctx, id)
+		}
+	}
+	return ctx
+}
+
 // AddTools registers every tool of tools.New(sb, opts) on server, with the
 // tool's own JSON Schema and annotations (see Annotations) and without
 // validation by the SDK: the tools check their arguments themselves, and
@@ -31,7 +47,7 @@ func addTools(server *mcp.Server, sb tools.Sandbox, opts tools.Options, networke
 	for _, t := range tools.New(sb, opts) {
 		server.AddTool(mcpTool(t, networked), func(ctx context.Context, req *mcp.CallToolRequest) (*mcp.CallToolResult, error) {
 			args := arguments(req)
-			return callToolResult(t.Call(ctx, args), args, wd), nil
+			return callToolResult(t.Call(callContext(ctx, req), args), args, wd), nil
 		})
 	}
 }

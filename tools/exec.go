@@ -94,7 +94,7 @@ func NewExec(sb ProcessSandbox, opts Options) []Tool {
 	}
 	out := make([]Tool, len(defs))
 	for i, d := range defs {
-		run := d.run
+		run, name := d.run, d.name
 		out[i] = Tool{
 			Name:        d.name,
 			Description: e.fill(strings.ReplaceAll(d.description, "{max_poll}", poll)),
@@ -103,7 +103,8 @@ func NewExec(sb ProcessSandbox, opts Options) []Tool {
 				if x.sb == nil {
 					return errorText("Error: no sandbox is attached to this tool")
 				}
-				return run(x, ctx, a)
+				ctx, id := callID(ctx)
+				return evict(ctx, x.sb, x.opts, name, id, run(x, ctx, a))
 			},
 		}
 	}

@@ -5,6 +5,7 @@ import (
 	"errors"
 	"math/big"
 	"strconv"
+	"strings"
 	"time"
 
 	"github.com/dockersandbox/sandbox"
@@ -37,12 +38,30 @@ func (e *env) execute(ctx context.Context, a *args) Result {
 		// What the Python DockerSandbox answers, formatted by the tool.
 		return executeResult("Error: Command must be a non-empty string.", 1, false)
 	}
+	capturing := e.opts.CaptureOutput && e.opts.evictLimit() > 0
+	var capturePath, id string
+	if capturing {
+		ctx, id = callID(ctx)
+		capturePath = e.opts.resultPath(id)
+		opts = append(opts, sandbox.ExecCapture(capturePath, e.opts.MaxCaptureBytes))
+	}
 	resp, err := e.sb.Execute(ctx, command, opts...)
+	if capturing && errors.Is(err, sandbox.ErrProtocolVersion) {
+		// A helper without captures refused before running anything.
+		resp, err = e.sb.Execute(ctx, command, opts[:len(opts)-1]...)
+	}
 	if err != nil {
 		if errors.Is(err, sandbox.ErrEmptyCommand) {
 			return executeResult("Error: Command must be a non-empty string.", 1, false)
 		}
 		return errorText("Error: " + err.Error())
+	}
+	if c := resp.Capture; c != nil && c.Err == nil {
+		if c.Total > int64(e.opts.evictLimit()) { // deepagents' inline budget, in bytes
+			return offloaded(id, capturePath, resp)
+		}
+		// Inline: the file goes, as the wrapper's rm does.
+		_ = e.sb.Delete(ctx, capturePath)
 	}
 	// SafeText: no terminal escape, NUL or lone CR reaches the model (or a
 	// terminal that shows the transcript); the cap applies after it.
@@ -62,4 +81,27 @@ func executeResult(output string, code int, truncated bool) Result {
 		out += "\n[Output was truncated due to size limits]"
 	}
 	return Result{Text: out, ExitCode: &code}
+}
+
+// offloaded is deepagents' answer for an output captured at the source
+// and over the inline budget: the status line (and the note that the
+// capture was capped), then the file's head and tail, in the
+// too-large-result message that names the file.
+func offloaded(id, path string, resp sandbox.ExecuteResponse) Result {
+	c := resp.Capture
+	status := "succeeded"
+	if resp.ExitCode != 0 {
+		status = "failed"
+	}
+	sample := "[Command " + status + " with exit code " + strconv.Itoa(resp.ExitCode) + "]"
+	if c.Capped() {
+		sample += "\n" + captureCapped
+	}
+	head := resp.Output // the file's start: the output the sandbox kept
+	if i := strings.LastIndex(head, "\n\n... Output truncated at "); resp.Truncated && i >= 0 {
+		head = head[:i]
+	}
+	sample += "\n" + sandbox.SafeText(capturePreview(head, c.Tail, c.Lines))
+	code := resp.ExitCode
+	return Result{Text: tooLargeMessage(id, path, sample), ExitCode: &code}
 }

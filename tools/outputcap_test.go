@@ -19,9 +19,11 @@ import (
 // escaping triples (NUL, ESC, invalid UTF-8, C1 and a mix of them) gives
 // the model at most the 512000-byte cap plus the marker and status lines,
 // as valid UTF-8. Before the cap applied after escaping, NULs gave 1.5 MB.
+// Eviction is off: it would save the capped text in the sandbox instead
+// (TestEviction).
 func TestExecuteOutputCapEndToEnd(t *testing.T) {
 	sb := sandboxtest.New(t, testenv.BusyboxImage)
-	set := tools.New(sb, tools.Options{})
+	set := tools.New(sb, tools.Options{EvictTokens: -1})
 	a := agent{t: t, set: set}
 	const limit = sandbox.DefaultMaxOutputBytes
 	marker := fmt.Sprintf("\n\n... Output truncated at %d bytes.", limit)

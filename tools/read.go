@@ -96,6 +96,12 @@ func numberLines(content string, start int) string {
 	if lines[len(lines)-1] == "" {
 		lines = lines[:len(lines)-1]
 	}
+	return numberRows(lines, start)
+}
+
+// numberRows is numberLines of lines already split, every one kept (the
+// list form of format_content_with_line_numbers).
+func numberRows(lines []string, start int) string {
 	type row struct{ marker, text string }
 	var rows []row
 	width := 0

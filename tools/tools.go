@@ -58,6 +58,31 @@ type Options struct {
 	// MaxPollTime caps yield_time_ms of a write_stdin that only polls
 	// (empty chars); default DefaultMaxPollTime, at least 5 s.
 	MaxPollTime time.Duration
+
+	// EvictTokens is deepagents' tool_token_limit_before_evict: a result
+	// of more than EvictTokens×4 characters is written to the sandbox at
+	// EvictDir/<tool call ID> (see WithCallID) and the model gets
+	// deepagents' message with the path and a preview of the head and
+	// tail, to page with read_file. ls, read_file, write_file, edit_file,
+	// glob, grep and delete are never evicted. Default DefaultEvictTokens
+	// (80,000 characters); negative turns eviction off. A result whose
+	// file cannot be written stays inline.
+	EvictTokens int
+	// EvictDir is where evicted results go; default DefaultEvictDir. On a
+	// read-only root file system (sandbox.WithSecureProfile) give a
+	// writable one.
+	EvictDir string
+	// CaptureOutput is deepagents' enable_capture_offload: execute keeps
+	// the command's whole output, as it streams, in the file its evicted
+	// result would have (sandbox.ExecCapture), up to MaxCaptureBytes. An
+	// output of at most EvictTokens×4 bytes comes back inline and the file
+	// goes; a larger one is deepagents' status line and a head-and-tail
+	// preview of the file, with its path, whatever the output cap. Off by
+	// default, as in deepagents; it needs eviction on.
+	CaptureOutput bool
+	// MaxCaptureBytes caps the file of CaptureOutput; default
+	// sandbox.DefaultCaptureBytes (10 MiB).
+	MaxCaptureBytes int64
 }
 
 // withDefaults replaces zero (and negative) values by the defaults.
@@ -81,6 +106,15 @@ func (o Options) withDefaults() Options {
 		o.MaxPollTime = DefaultMaxPollTime
 	}
 	o.MaxPollTime = max(o.MaxPollTime, minPollYield)
+	if o.EvictTokens == 0 {
+		o.EvictTokens = DefaultEvictTokens
+	}
+	if o.EvictDir == "" {
+		o.EvictDir = DefaultEvictDir
+	}
+	if o.MaxCaptureBytes <= 0 {
+		o.MaxCaptureBytes = sandbox.DefaultCaptureBytes
+	}
 	return o
 }
 
@@ -165,7 +199,7 @@ func New(sb Sandbox, opts Options) []Tool {
 	}
 	out := make([]Tool, len(defs))
 	for i, d := range defs {
-		run := d.run
+		run, name := d.run, d.name
 		out[i] = Tool{
 			Name:        d.name,
 			Description: e.fill(d.description),
@@ -174,7 +208,8 @@ func New(sb Sandbox, opts Options) []Tool {
 				if e.sb == nil {
 					return errorText("Error: no sandbox is attached to this tool")
 				}
-				return run(e, ctx, a)
+				ctx, id := callID(ctx)
+				return evict(ctx, e.sb, e.opts, name, id, run(e, ctx, a))
 			},
 		}
 	}

@@ -135,8 +135,15 @@ func TestOptionsDefaults(t *testing.T) {
 	assert.Equal(t, sandbox.DefaultMaxOutputBytes, o.MaxOutputBytes)
 	assert.Equal(t, DefaultMaxSessions, o.MaxSessions)
 	assert.Equal(t, DefaultMaxPollTime, o.MaxPollTime)
-	o = Options{MaxExecuteTimeout: time.Minute, GrepMaxCount: 5, GlobTimeout: time.Second, MaxOutputBytes: 9, MaxSessions: 3, MaxPollTime: 6 * time.Second}.withDefaults()
-	assert.Equal(t, Options{MaxExecuteTimeout: time.Minute, GrepMaxCount: 5, GlobTimeout: time.Second, MaxOutputBytes: 9, MaxSessions: 3, MaxPollTime: 6 * time.Second}, o)
+	assert.Equal(t, DefaultEvictTokens, o.EvictTokens)
+	assert.Equal(t, "/large_tool_results", o.EvictDir)
+	assert.EqualValues(t, sandbox.DefaultCaptureBytes, o.MaxCaptureBytes)
+	assert.False(t, o.CaptureOutput, "off, as in deepagents")
+	o = Options{MaxExecuteTimeout: time.Minute, GrepMaxCount: 5, GlobTimeout: time.Second, MaxOutputBytes: 9, MaxSessions: 3, MaxPollTime: 6 * time.Second,
+		EvictTokens: 7, EvictDir: "/r", CaptureOutput: true, MaxCaptureBytes: 11}.withDefaults()
+	assert.Equal(t, Options{MaxExecuteTimeout: time.Minute, GrepMaxCount: 5, GlobTimeout: time.Second, MaxOutputBytes: 9, MaxSessions: 3, MaxPollTime: 6 * time.Second,
+		EvictTokens: 7, EvictDir: "/r", CaptureOutput: true, MaxCaptureBytes: 11}, o)
+	assert.Equal(t, 0, Options{EvictTokens: -1}.withDefaults().evictLimit(), "negative: off")
 	assert.Equal(t, 5*time.Second, Options{MaxPollTime: time.Second}.withDefaults().MaxPollTime, "a poll waits 5 s at least")
 }
 

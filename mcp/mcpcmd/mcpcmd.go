@@ -97,6 +97,9 @@ func Run(engines *engineflag.Set, args []string, stderr io.Writer) int {
 		idle        = fs.Duration("idle-timeout", sandboxmcp.DefaultIdleTimeout, "HTTP: end a session and remove its sandbox after this long without a request (0: never)")
 		maxSessions = fs.Int("max-sessions", sandboxmcp.DefaultMaxSessions, "HTTP: most MCP sessions (each with its sandbox) open at once; more are answered HTTP 503 (0: no limit)")
 		execTools   = fs.Bool("exec-tools", false, "also serve the session tools exec_command, write_stdin, list_sessions and kill_session (OpenAI Codex's unified exec shape): long-running commands, REPLs on a tty")
+		evictTokens = fs.Int("evict-tokens", tools.DefaultEvictTokens, "a tool result over this many tokens (4 characters each) is saved in the sandbox under -evict-dir and the model gets a preview of its head and tail and the path, as deepagents evicts it (0: off)")
+		evictDir    = fs.String("evict-dir", tools.DefaultEvictDir, "where evicted results are saved in the sandbox")
+		capture     = fs.Bool("capture-output", false, "execute keeps a command's whole output (up to 10 MiB) in the file its evicted result would have, as it streams: the model sees the tail of a large output, not only its head (deepagents' enable_capture_offload)")
 		verbose     = fs.Bool("v", false, "log debug messages, the MCP SDK's included")
 		memory      byteflag.Size
 		env, labels listFlag
@@ -161,6 +164,22 @@ func Run(engines *engineflag.Set, args []string, stderr io.Writer) int {
 	}
 	cfg.ExecuteTimeout = *execTimeout
 	cfg.Tools.MaxExecuteTimeout = *maxExec
+	switch {
+	case *evictTokens < 0:
+		return usage("-evict-tokens %d is negative (0 turns eviction off)", *evictTokens)
+	case *evictTokens == 0:
+		cfg.Tools.EvictTokens = -1 // off
+	default:
+		cfg.Tools.EvictTokens = *evictTokens
+	}
+	if !strings.HasPrefix(*evictDir, "/") {
+		return usage("-evict-dir %q: want an absolute path in the sandbox", *evictDir)
+	}
+	cfg.Tools.EvictDir = *evictDir
+	if *capture && *evictTokens == 0 {
+		return usage("-capture-output needs eviction on (-evict-tokens above 0)")
+	}
+	cfg.Tools.CaptureOutput = *capture
 	switch {
 	case *maxSessions < 0:
 		return usage("-max-sessions %d is negative", *maxSessions)
