@@ -83,10 +83,21 @@ func executeResult(output string, code int, truncated bool) Result {
 	return Result{Text: out, ExitCode: &code}
 }
 
-// offloaded is deepagents' answer for an output captured at the source
-// and over the inline budget: the status line (and the note that the
-// capture was capped), then the file's head and tail, in the
-// too-large-result message that names the file.
+// CapturedMessage is deepagents' answer, for the model, to a command run
+// with sandbox.ExecCapture whose output was too large to give inline: the
+// too-large-result message naming the tool call id and the file, then the
+// status line (and the note when the capture was capped) and the file's
+// head and tail. It is what execute returns with Options.CaptureOutput, for
+// an adapter whose framework evicts results itself. resp.Capture must be
+// set.
+func CapturedMessage(id string, resp sandbox.ExecuteResponse) string {
+	if resp.Capture == nil {
+		return ""
+	}
+	return offloaded(id, resp.Capture.Path, resp).Text
+}
+
+// offloaded is CapturedMessage as execute's Result.
 func offloaded(id, path string, resp sandbox.ExecuteResponse) Result {
 	c := resp.Capture
 	status := "succeeded"

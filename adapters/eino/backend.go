@@ -24,6 +24,7 @@ import (
 type Backend struct {
 	sb       *sandbox.Sandbox
 	execOpts []sandbox.ExecOption
+	capture  *captureConfig
 }
 
 var (
@@ -40,6 +41,32 @@ type BackendOption func(*Backend)
 // run.
 func WithExecOptions(opts ...sandbox.ExecOption) BackendOption {
 	return func(b *Backend) { b.execOpts = append(b.execOpts, opts...) }
+}
+
+// WithCaptureOutput makes Execute keep each command's whole output, as it
+// streams, in a file of the sandbox, dir/<tool call ID> (Eino's
+// compose.GetToolCallID; a call without one is not captured), up to max
+// bytes (0: sandbox.DefaultCaptureBytes), as deepagents'
+// enable_capture_offload does: an output of at most tokens×4 bytes (0:
+// 20,000 tokens, the threshold of Eino's large tool result offloading) is
+// returned as usual and the file removed; a larger one is returned as
+// deepagents' message (tools.CapturedMessage) with the file's path, the
+// exit status and its head and tail, small enough that Eino's offloading
+// keeps it. The model then sees the end of a large output, where an
+// error is, not only its head. ExecuteStreaming captures as Execute does
+// and answers in one chunk at the end (Eino's filesystem middleware runs
+// execute through it); ExecuteBackground does not capture.
+func WithCaptureOutput(dir string, max int64, tokens int) BackendOption {
+	if tokens <= 0 {
+		tokens = 20000
+	}
+	return func(b *Backend) { b.capture = &captureConfig{dir: dir, max: max, budget: int64(tokens) * 4} }
+}
+
+type captureConfig struct {
+	dir    string
+	max    int64
+	budget int64 // bytes
 }
 
 // NewBackend returns sb as an Eino filesystem and shell backend.

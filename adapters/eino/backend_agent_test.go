@@ -27,6 +27,7 @@ import (
 type turn struct {
 	calls  []call
 	answer string
+	check  func(content string) // instead of the calls' want, when set
 }
 
 type call struct {
@@ -43,7 +44,8 @@ type scriptModel struct {
 	turns   []turn
 	next    int
 	pending map[string]call // by call ID, until checked
-	tools   [][]string      // tool names of each WithTools
+	checks  map[string]func(string)
+	tools   [][]string // tool names of each WithTools
 	inputs  [][]*schema.Message
 }
 
@@ -62,7 +64,11 @@ func (m *scriptModel) Generate(_ context.Context, input []*schema.Message, _ ...
 		if c, ok := m.pending[msg.ToolCallID]; ok {
 			delete(m.pending, msg.ToolCallID)
 			assert.Equal(m.t, c.name, msg.ToolName, "call %s", msg.ToolCallID)
-			assert.Equal(m.t, c.want, msg.Content, "tool message of %s %s", c.name, c.args)
+			if check := m.checks[msg.ToolCallID]; check != nil {
+				check(msg.Content)
+			} else {
+				assert.Equal(m.t, c.want, msg.Content, "tool message of %s %s", c.name, c.args)
+			}
 		}
 	}
 	if m.next == len(m.turns) {
@@ -77,6 +83,12 @@ func (m *scriptModel) Generate(_ context.Context, input []*schema.Message, _ ...
 	for i, c := range tu.calls {
 		id := fmt.Sprintf("t%d.%d", m.next, i)
 		m.pending[id] = c
+		if tu.check != nil {
+			if m.checks == nil {
+				m.checks = map[string]func(string){}
+			}
+			m.checks[id] = tu.check
+		}
 		tcs = append(tcs, schema.ToolCall{ID: id, Type: "function", Function: schema.FunctionCall{Name: c.name, Arguments: c.args}})
 	}
 	return schema.AssistantMessage("", tcs), nil
@@ -273,4 +285,37 @@ func TestDeepAgent(t *testing.T) {
 		require.NoError(t, err)
 		assert.Equal(t, "echo $((6*7))", r.Content)
 	})
+}
+
+// TestCaptureOutput: with WithCaptureOutput, a command printing 2 MiB whose
+// failing line is last gives the model, through Eino's middleware, that
+// line and the file's path, from which read_file pages the whole output;
+// a small output is as without it, and leaves no file.
+func TestCaptureOutput(t *testing.T) {
+	ctx := sandboxtest.Context(t)
+	sb := sandboxtest.Busybox(t)
+	mw, err := fsmw.NewMiddleware(ctx, &fsmw.Config{Backend: sandboxeino.NewBackend(sb, sandboxeino.WithCaptureOutput("/large_tool_result", 0, 0))})
+	require.NoError(t, err)
+	const big = `i=0; while [ $i -lt 26000 ]; do printf 'line %074d\n' $i; i=$((i+1)); done; echo 'FAIL: at the very end' >&2; exit 1`
+	m := newScript(t,
+		turn{calls: []call{{name: "execute", args: fmt.Sprintf(`{"command": %q}`, big)}}, check: func(c string) {
+			assert.True(t, strings.HasPrefix(c, "Tool result too large, the result of this tool call t1.0 was saved in the filesystem at this path: /large_tool_result/t1_0\n"), "%.300s", c)
+			assert.Contains(t, c, "[Command failed with exit code 1]\nline 0")
+			assert.Contains(t, c, "FAIL: at the very end\n")
+			assert.Less(t, len(c), 4000)
+		}},
+		turn{calls: []call{{name: "read_file", args: `{"file_path": "/large_tool_result/t1_0", "offset": 25999, "limit": 5}`}}, check: func(c string) {
+			assert.Contains(t, c, "26001\tFAIL: at the very end")
+		}},
+		turn{calls: []call{{name: "execute", args: `{"command": "echo small"}`, want: "small\n"}}},
+		turn{answer: "done"},
+	)
+	agent, err := adk.NewChatModelAgent(ctx, &adk.ChatModelAgentConfig{Name: "a", Description: "a", Model: m, Middlewares: []adk.AgentMiddleware{mw}})
+	require.NoError(t, err)
+	last, err := run(ctx, agent, "go", false)
+	require.NoError(t, err)
+	assert.Equal(t, "done", last.Content)
+	m.done()
+	_, err = sb.Stat(ctx, "/large_tool_result/t3_0")
+	assert.ErrorIs(t, err, fs.ErrNotExist, "the small output's file went")
 }

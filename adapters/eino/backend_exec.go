@@ -5,14 +5,17 @@ import (
 	"crypto/rand"
 	"encoding/hex"
 	"errors"
+	"path"
 	"strings"
 	"sync"
 	"time"
 	"unicode/utf8"
 
 	"github.com/cloudwego/eino/adk/filesystem"
+	"github.com/cloudwego/eino/compose"
 	"github.com/cloudwego/eino/schema"
 	"github.com/dockersandbox/sandbox"
+	"github.com/dockersandbox/sandbox/tools"
 )
 
 // Execute runs req.Command with sh -c in the sandbox's working directory
@@ -24,11 +27,23 @@ func (b *Backend) Execute(ctx context.Context, req *filesystem.ExecuteRequest) (
 	if req == nil {
 		return nil, errNilRequest
 	}
-	r, err := b.sb.Execute(ctx, req.Command, b.execOpts...)
+	opts, id := b.execOpts, compose.GetToolCallID(ctx)
+	capturing := b.capture != nil && id != ""
+	if capturing {
+		p := path.Join(b.capture.dir, strings.NewReplacer(".", "_", "/", "_", `\`, "_").Replace(id))
+		opts = append(opts[:len(opts):len(opts)], sandbox.ExecCapture(p, b.capture.max))
+	}
+	r, err := b.sb.Execute(ctx, req.Command, opts...)
 	if err != nil {
 		return nil, err
 	}
 	code := r.ExitCode
+	if c := r.Capture; capturing && c != nil && c.Err == nil {
+		if c.Total > b.capture.budget {
+			return &filesystem.ExecuteResponse{Output: tools.CapturedMessage(id, r), ExitCode: &code}, nil
+		}
+		_ = b.sb.Delete(ctx, c.Path)
+	}
 	return &filesystem.ExecuteResponse{Output: r.Output, ExitCode: &code, Truncated: r.Truncated}, nil
 }
 
@@ -54,6 +69,14 @@ func (b *Backend) ExecuteStreaming(ctx context.Context, req *filesystem.ExecuteR
 	}
 	if req.Command == "" {
 		return nil, sandbox.ErrEmptyCommand
+	}
+	if b.capture != nil && compose.GetToolCallID(ctx) != "" {
+		// Captured: the answer is known at the end only (Execute's).
+		r, err := b.Execute(ctx, req)
+		if err != nil {
+			return nil, err
+		}
+		return schema.StreamReaderFromArray([]*filesystem.ExecuteResponse{r}), nil
 	}
 	ctx, cancel := context.WithCancel(ctx)
 	st := &streamer{max: b.sb.MaxOutputBytes(), wake: make(chan struct{}, 1)}
