@@ -6,7 +6,10 @@
 # (2022) fails here; this one works with the default (systrap) platform.
 # The flags: --overlay2=none and --file-access=shared, so that the engine's
 # archive API (uploads, downloads, lifetimes) and the sandbox see the same
-# files. Then: DOCKERSANDBOX_TEST_RUNTIME=runsc go test -short ./integration
+# files; --host-uds=open, so that the helper can connect to the port socket
+# the library listens on in the sandbox's helper mount (Dial's direct path).
+# Then: DOCKERSANDBOX_TEST_RUNTIME=runsc go test -short ./integration
+# "runsc.sh build" only builds (CI starts it in the first second).
 set -euo pipefail
 version=${RUNSC_VERSION:-v0.0.0-20260905035102-160fafc42237}
 dir=/var/cache/dockersandbox/runsc/$version
@@ -15,14 +18,16 @@ if [ ! -x "$dir/runsc" ]; then
 	mkdir -p "$dir"
 	GOBIN=$dir CGO_ENABLED=0 nice -n 10 go install "gvisor.dev/gvisor/runsc@$version"
 fi
+[ "${1:-}" != build ] || exit 0
+args='["--overlay2=none", "--file-access=shared", "--host-uds=open"]'
 conf=/etc/docker/daemon.json
 if [ -s "$conf" ] && ! grep -q '"runsc"' "$conf"; then
 	echo "FAIL: $conf exists without runsc: add it by hand:" >&2
-	echo "  \"runtimes\": {\"runsc\": {\"path\": \"$dir/runsc\", \"runtimeArgs\": [\"--overlay2=none\", \"--file-access=shared\"]}}" >&2
+	echo "  \"runtimes\": {\"runsc\": {\"path\": \"$dir/runsc\", \"runtimeArgs\": $args}}" >&2
 	exit 1
 fi
 mkdir -p /etc/docker
-printf '{"runtimes": {"runsc": {"path": "%s", "runtimeArgs": ["--overlay2=none", "--file-access=shared"]}}}\n' "$dir/runsc" >"$conf"
+printf '{"runtimes": {"runsc": {"path": "%s", "runtimeArgs": %s}}}\n' "$dir/runsc" "$args" >"$conf"
 pkill -HUP -x dockerd
 for _ in $(seq 20); do docker info 2>/dev/null | grep -q 'Runtimes:.*runsc' && break; sleep 0.5; done
 docker info 2>/dev/null | grep -q 'Runtimes:.*runsc' || { echo "FAIL: dockerd did not take the runsc runtime" >&2; exit 1; }
