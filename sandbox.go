@@ -5,7 +5,6 @@ import (
 	"errors"
 	"fmt"
 	"slices"
-	"strings"
 	"sync"
 	"sync/atomic"
 	"time"
@@ -304,6 +303,12 @@ func (s *Sandbox) remove() error {
 	defer cancel()
 	rctx, rcancel := context.WithTimeout(ctx, bound-min(removeSettle, bound/2))
 	defer rcancel()
+	if p, ok := s.eng.(engine.Pauser); ok && s.opts.gvisor() && s.life.frozen.Load() {
+		// gVisor holds a kill of a paused sandbox until its stop
+		// timeout, and dockerd stops answering for a minute after:
+		// thawed first, it dies at once.
+		_ = p.Unpause(rctx, s.id)
+	}
 	err := s.eng.Remove(rctx, s.id)
 	switch {
 	case err == nil:
@@ -442,7 +447,7 @@ func (o *options) spec() *engine.Spec {
 				sp.ScratchDirs = append(sp.ScratchDirs, dir)
 			}
 		}
-	} else if strings.Contains(o.runtime, "runsc") {
+	} else if o.gvisor() {
 		// gVisor mounts a tmpfs of its own on an empty /tmp, which the
 		// engine's archive API (uploads, downloads) does not see: the
 		// scratch volume the secure profile uses takes its place.

@@ -10,6 +10,7 @@ import (
 	"time"
 
 	"github.com/dockersandbox/sandbox"
+	"github.com/dockersandbox/sandbox/internal/sandboxtest"
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
 )
@@ -94,7 +95,10 @@ func TestDetachedProcessesDie(t *testing.T) {
 						ctx, cancel := context.WithCancel(testCtx(t))
 						defer cancel()
 						var opts []sandbox.ExecOption
-						const timeout = 20 * time.Second // room for a loaded machine
+						timeout := 20 * time.Second // room for a loaded machine
+						if sandboxtest.GVisor() {
+							timeout = 40 * time.Second // and for gVisor's slower process starts
+						}
 						switch end {
 						case "timeout":
 							opts = append(opts, sandbox.ExecTimeout(timeout))

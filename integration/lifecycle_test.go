@@ -12,6 +12,7 @@ import (
 
 	"github.com/dockersandbox/sandbox"
 	"github.com/dockersandbox/sandbox/engine"
+	"github.com/dockersandbox/sandbox/internal/sandboxtest"
 	"github.com/dockersandbox/sandbox/internal/testenv"
 	"github.com/moby/moby/api/types/container"
 	"github.com/moby/moby/client"
@@ -190,6 +191,10 @@ func TestInvalidOptions(t *testing.T) {
 	if !testenv.Relayed() {
 		_, err := sandbox.New(ctx, sandbox.WithClient(testenv.Client(t)), sandbox.WithClientOptions(client.WithTimeout(time.Second)))
 		assert.ErrorIs(t, err, sandbox.ErrInvalidOption, "conflicting client options")
+		// gVisor counts its own threads against the limit: a low one
+		// would end the sandbox.
+		_, err = sandbox.New(ctx, onEngine(sandbox.WithImage(testenv.BusyboxImage), sandbox.WithRuntime("runsc"), sandbox.WithPidsLimit(32))...)
+		assert.ErrorIs(t, err, sandbox.ErrInvalidOption, "a pids limit too low for gVisor")
 	}
 	assert.Equal(t, before, ours(t), "no container was created")
 }
@@ -269,7 +274,13 @@ func TestContainerOptions(t *testing.T) {
 	if testenv.Podman(t) {
 		dns = "grep: /etc/resolv.conf: No such file or directory\n" // Podman writes none without a network
 	}
-	assert.Equal(t, "1000\n/home/sandbox/work\nwritable\n512\nagent-box\n100\n8192\ndevice\n"+dns+"lo\n", resp.Output)
+	pids, net := "100\n", "lo\n"
+	if sandboxtest.GVisor() {
+		// gVisor's own cgroupfs and sysfs: the pids limit holds the
+		// sandbox's host threads, and there is no /sys/class/net.
+		pids, net = "max\n", "ls: /sys/class/net: No such file or directory\n"
+	}
+	assert.Equal(t, "1000\n/home/sandbox/work\nwritable\n512\nagent-box\n"+pids+"8192\ndevice\n"+dns+net, resp.Output)
 
 	cli := testenv.Client(t)
 	info, err := cli.ContainerInspect(ctx, sb.ID(), client.ContainerInspectOptions{})

@@ -8,6 +8,7 @@ import (
 	"context"
 	"errors"
 	"os"
+	"strings"
 	"testing"
 	"time"
 
@@ -67,6 +68,13 @@ func Base() []sandbox.Option {
 		opts = append(opts, sandbox.WithRuntime(rt))
 	}
 	return opts
+}
+
+// GVisor reports whether the test sandboxes run under gVisor
+// (DOCKERSANDBOX_TEST_RUNTIME=runsc), for the tests whose outcome is the
+// runtime's (docs/engines.md lists what differs).
+func GVisor() bool {
+	return testenv.Engine() == nil && strings.Contains(os.Getenv("DOCKERSANDBOX_TEST_RUNTIME"), "runsc")
 }
 
 // Engine returns the options that choose the engine the tests run on, for
