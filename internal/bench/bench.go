@@ -31,6 +31,7 @@ func Main(engines *engineflag.Set, args []string) {
 	durable := fs.Bool("durable", false, "also measure snapshot_100m, fork_10, persist_100m, hydrate_100m beside docker commit, ten New, docker cp out and in (Docker only)")
 	only := fs.String("only", "", "run only these comma-separated groups: "+strings.Join(onlyGroups, ", "))
 	user := fs.String("user", "", "`user` of the sandboxes (default the image's; on Kubernetes a numeric uid:gid)")
+	runtime := fs.String("runtime", "", "OCI `runtime` of the sandboxes on Docker, e.g. runsc for gVisor (default the daemon's)")
 	rssChild := fs.Bool("rss-child", false, "internal: run only the 256 MiB output measurement")
 	choice := engines.AddFlags(fs)
 	fs.Usage = usage
@@ -58,6 +59,12 @@ func Main(engines *engineflag.Set, args []string) {
 	}
 	if *user != "" {
 		b.opts = append(b.opts, sandbox.WithUser(*user))
+	}
+	if *runtime != "" {
+		if !b.docker() {
+			fail(fmt.Errorf("-runtime: an OCI runtime is Docker's option"))
+		}
+		b.opts = append(b.opts, sandbox.WithRuntime(*runtime))
 	}
 	if *rssChild {
 		fail(bigOutput(ctx, b.opts))
