@@ -12,6 +12,7 @@ import (
 	"unicode/utf8"
 
 	"github.com/dockersandbox/sandbox/internal/docker"
+	"github.com/dockersandbox/sandbox/internal/fsops"
 	"github.com/dockersandbox/sandbox/internal/proto"
 )
 
@@ -136,7 +137,7 @@ func ExecCapture(path string, max int64) ExecOption {
 		if max == 0 {
 			max = DefaultCaptureBytes
 		}
-		c.capture = &proto.Capture{Path: path, Max: max}
+		c.capture = &proto.Capture{Path: fsops.RawString(path), Max: max}
 		return nil
 	}
 }
@@ -178,9 +179,9 @@ func (s *Sandbox) Execute(ctx context.Context, command string, opts ...ExecOptio
 			return resp, fmt.Errorf("%w: a capture of %d bytes (%d written, %d lines, a tail of %d) in a file capped at %d",
 				errHelperLied, k.Size, k.Total, k.Lines, len(k.Tail), cfg.capture.Max)
 		}
-		resp.Capture = &Capture{Path: cfg.capture.Path, Size: k.Size, Total: k.Total, Lines: k.Lines, Tail: k.Tail}
+		resp.Capture = &Capture{Path: string(cfg.capture.Path), Size: k.Size, Total: k.Total, Lines: k.Lines, Tail: k.Tail}
 		if k.Error != "" {
-			resp.Capture.Err = &fs.PathError{Op: "capture", Path: cfg.capture.Path, Err: errors.New(SafeText(k.Error))}
+			resp.Capture.Err = &fs.PathError{Op: "capture", Path: string(cfg.capture.Path), Err: errors.New(SafeText(string(k.Error)))}
 		}
 	}
 	if c.ProcessState != nil {

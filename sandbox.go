@@ -303,7 +303,7 @@ func (s *Sandbox) remove() error {
 	defer cancel()
 	rctx, rcancel := context.WithTimeout(ctx, bound-min(removeSettle, bound/2))
 	defer rcancel()
-	if p, ok := s.eng.(engine.Pauser); ok && s.opts.gvisor() && s.life.frozen.Load() {
+	if p, ok := s.eng.(engine.Pauser); ok && s.opts != nil && s.opts.gvisor() && s.life.frozen.Load() {
 		// gVisor holds a kill of a paused sandbox until its stop
 		// timeout, and dockerd stops answering for a minute after:
 		// thawed first, it dies at once.

@@ -8,6 +8,7 @@ import (
 	"path/filepath"
 	"sync"
 
+	"github.com/dockersandbox/sandbox/internal/fsops"
 	"github.com/dockersandbox/sandbox/internal/proto"
 )
 
@@ -29,18 +30,19 @@ type capture struct {
 // openCapture creates (or truncates) c.Path, making its directory, as the
 // user the exec runs as.
 func openCapture(c *proto.Capture) (*capture, *proto.Error) {
-	if c.Max <= 0 || !filepath.IsAbs(c.Path) {
+	name := string(c.Path)
+	if c.Max <= 0 || !filepath.IsAbs(name) {
 		return nil, &proto.Error{Code: proto.CodeBadRequest, Message: "capture: want an absolute path and a positive size"}
 	}
-	f, err := os.OpenFile(c.Path, os.O_WRONLY|os.O_CREATE|os.O_TRUNC, 0o644)
+	f, err := os.OpenFile(name, os.O_WRONLY|os.O_CREATE|os.O_TRUNC, 0o644)
 	if errors.Is(err, fs.ErrNotExist) {
-		if err = os.MkdirAll(filepath.Dir(c.Path), 0o755); err == nil {
-			f, err = os.OpenFile(c.Path, os.O_WRONLY|os.O_CREATE|os.O_TRUNC, 0o644)
+		if err = os.MkdirAll(filepath.Dir(name), 0o755); err == nil {
+			f, err = os.OpenFile(name, os.O_WRONLY|os.O_CREATE|os.O_TRUNC, 0o644)
 		}
 	}
 	if err != nil {
 		e := proto.ErrorOf(err)
-		e.Message = "capture to " + c.Path + ": " + e.Message
+		e.Message = "capture to " + name + ": " + e.Message
 		return nil, e
 	}
 	return &capture{f: f, max: c.Max}, nil
@@ -80,7 +82,7 @@ func (c *capture) close() *proto.Captured {
 	}
 	r := &proto.Captured{Size: c.size, Total: c.total, Lines: c.lines, Tail: c.tail}
 	if c.err != nil {
-		r.Error = c.err.Error()
+		r.Error = fsops.RawString(c.err.Error())
 	}
 	return r
 }

@@ -116,8 +116,8 @@ type Result struct {
 // the file Path in the sandbox (created or truncated, its directory made)
 // up to Max bytes.
 type Capture struct {
-	Path string `json:"path"`
-	Max  int64  `json:"max"`
+	Path fsops.RawString `json:"path"` // bytes, as a Request's paths
+	Max  int64           `json:"max"`
 }
 
 // MaxCaptureTail is the most Captured.Tail holds.
@@ -125,11 +125,11 @@ const MaxCaptureTail = 4096
 
 // Captured is what an exec kept in its Capture's file.
 type Captured struct {
-	Size  int64  `json:"size"`            // bytes in the file
-	Total int64  `json:"total"`           // bytes the command wrote (above Size when capped)
-	Lines int64  `json:"lines"`           // newlines in the file
-	Tail  []byte `json:"tail,omitempty"`  // the file's last bytes, at most MaxCaptureTail
-	Error string `json:"error,omitempty"` // why the file is short of Min(Total, Max), if it is
+	Size  int64           `json:"size"`            // bytes in the file
+	Total int64           `json:"total"`           // bytes the command wrote (above Size when capped)
+	Lines int64           `json:"lines"`           // newlines in the file
+	Tail  []byte          `json:"tail,omitempty"`  // the file's last bytes, at most MaxCaptureTail
+	Error fsops.RawString `json:"error,omitempty"` // why the file is short of min(Total, Max), if it is (it may name the path)
 }
 
 // Stat is the helper's view of one path in a batch, as the sandbox user sees it.
