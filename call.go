@@ -589,10 +589,13 @@ func (ch *channel) killCommands() {
 
 // watch checks the channel when requests are pending and the helper, which
 // says it is alive every proto.AliveInterval while it has requests, has
-// been silent for stallTimeout: it may have been stopped.
+// been silent: after endedSilence it asks the engine whether the container
+// still runs (once per silence), after stallTimeout it checks the channel
+// (the helper may have been stopped).
 func (ch *channel) watch() {
 	t := time.NewTicker(proto.AliveInterval)
 	defer t.Stop()
+	var looked int64 // the heard time of the silence last looked into
 	for {
 		select {
 		case <-ch.done:
@@ -601,10 +604,33 @@ func (ch *channel) watch() {
 			ch.mu.Lock()
 			busy := len(ch.pending) > 0
 			ch.mu.Unlock()
-			if busy && ch.s.silence(ch.hc.heardSince(ch.heard.Load())) > stallTimeout { // not while paused
+			heard := ch.heard.Load()
+			quiet := ch.s.silence(ch.hc.heardSince(heard)) // not while paused
+			switch {
+			case busy && quiet > stallTimeout:
 				ch.check()
+			case busy && quiet > endedSilence && looked != heard:
+				looked = heard
+				go ch.breakIfEnded()
 			}
 		}
+	}
+}
+
+// endedSilence is how long a busy channel may be silent before the engine
+// is asked whether its container still runs: two missed alive frames.
+const endedSilence = 2 * proto.AliveInterval
+
+// breakIfEnded breaks the channel when its container no longer runs. The
+// connection of a container that ended does not always end with it: under
+// gVisor, one killed from outside left its exec's stream open, and every
+// request on it waited for the stall checks (ten seconds) to fail.
+func (ch *channel) breakIfEnded() {
+	ctx, cancel := context.WithTimeout(context.Background(), stallTimeout)
+	defer cancel()
+	info, err := ch.s.eng.Inspect(ctx, ch.s.id)
+	if errors.Is(err, engine.ErrNotFound) || err == nil && ended(info.State) {
+		ch.breakWith(errContainerEnded)
 	}
 }
 

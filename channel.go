@@ -117,6 +117,20 @@ func (s *Sandbox) closeChannel() {
 }
 
 // brokenErr is errChannelBroken with the reason, once the channel broke.
+// ended reports whether a container in state st no longer runs and will
+// not again by itself (a paused one runs; an unknown state is not known to
+// have ended).
+func ended(st engine.State) bool {
+	switch st {
+	case engine.StateUnknown, engine.StateRunning, engine.StateRestarting, engine.StatePaused:
+		return false
+	}
+	return true
+}
+
+// errContainerEnded: the engine says the channel's container ended.
+var errContainerEnded = fmt.Errorf("%w: the container ended under the shared channel", ErrHelper)
+
 func (ch *channel) brokenErr() error { return fmt.Errorf("%w (%v)", errChannelBroken, ch.err) }
 
 func (ch *channel) broken() bool {
@@ -344,7 +358,7 @@ func (s *Sandbox) goneOr(ctx context.Context, err error) error {
 			return fmt.Errorf("sandbox %s: %w: the container was removed (%v)", s.ID(), ErrGone, err)
 		case ierr == nil && info.State == engine.StatePaused:
 			return fmt.Errorf("sandbox %s: %w: paused by another handle or from outside (%v)", s.ID(), ErrPaused, err)
-		case ierr == nil && info.State != engine.StateUnknown && info.State != engine.StateRunning && info.State != engine.StateRestarting:
+		case ierr == nil && ended(info.State):
 			return fmt.Errorf("sandbox %s: %w: the container exited with status %d (%v)", s.ID(), ErrGone, info.ExitCode, err)
 		case errors.Is(ierr, engine.ErrUnreachable) && ctx.Err() == nil:
 			return fmt.Errorf("%w (%w: %v)", err, ErrDaemonUnreachable, ierr)

@@ -6,6 +6,8 @@ import (
 	"fmt"
 	"sync"
 	"time"
+
+	"github.com/dockersandbox/sandbox/engine"
 )
 
 // Pool keeps sandboxes created ahead of time, so that Get hands one out at
@@ -90,13 +92,15 @@ func NewPool(ctx context.Context, opts ...PoolOption) (*Pool, error) {
 	return p, nil
 }
 
-// Get returns a ready sandbox, or creates one if none is ready.
+// Get returns a ready sandbox, or creates one if none is ready. A ready
+// sandbox whose container ended meanwhile (killed from outside) is closed,
+// not handed out: Get asks the engine once (about a millisecond).
 func (p *Pool) Get(ctx context.Context) (*Sandbox, error) {
 	for {
 		select {
 		case it := <-p.ready:
 			p.poke()
-			if it.sb.healthy() {
+			if it.sb.healthy() && it.sb.runs(ctx) {
 				return it.sb, nil
 			}
 			_ = it.sb.Close()
@@ -242,6 +246,17 @@ func (p *Pool) expire() {
 			return
 		}
 	}
+}
+
+// runs reports whether the engine does not say the sandbox's container
+// ended: the channel of a container killed from outside does not always
+// break at once (under gVisor its stream may stay open). It asks for at
+// most a second; an engine that does not answer is not an answer.
+func (s *Sandbox) runs(ctx context.Context) bool {
+	ctx, cancel := context.WithTimeout(ctx, time.Second)
+	defer cancel()
+	info, err := s.eng.Inspect(ctx, s.id)
+	return !errors.Is(err, engine.ErrNotFound) && (err != nil || !ended(info.State))
 }
 
 // healthy reports whether the sandbox's shared channel still works (it
