@@ -5,6 +5,7 @@ import (
 	"fmt"
 	"net"
 	"os"
+	"os/exec"
 	"path/filepath"
 	"strings"
 	"testing"
@@ -230,5 +231,20 @@ func TestTrimPartialRune(t *testing.T) {
 		if got := string(trimPartialRune([]byte(tc.in))); got != tc.want {
 			t.Errorf("trimPartialRune(%q) = %q, want %q", tc.in, got, tc.want)
 		}
+	}
+}
+
+// processAlive decides which owners are dead (Prune's DeadOwners, the
+// next New's sweep): a live process, this one's or another user's, must
+// never be called dead; an exited child must.
+func TestProcessAlive(t *testing.T) {
+	t.Parallel()
+	assert.True(t, processAlive(os.Getpid()), "this process")
+	assert.True(t, processAlive(1), "PID 1 (another user's, when not root)")
+	child := exec.Command("true")
+	require.NoError(t, child.Run())
+	assert.False(t, processAlive(child.Process.Pid), "an exited, reaped child")
+	for _, pid := range []int{0, -1, 1<<22 - 1} {
+		assert.False(t, processAlive(pid), "pid %d", pid)
 	}
 }

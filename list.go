@@ -9,6 +9,7 @@ import (
 	"slices"
 	"strconv"
 	"strings"
+	"syscall"
 	"time"
 
 	"github.com/dockersandbox/sandbox/engine"
@@ -106,6 +107,21 @@ func deadOwner(labels map[string]string, host string) bool {
 	h, pidText, ok := strings.Cut(labels[LabelOwner], ":")
 	pid, err := strconv.Atoi(pidText)
 	return ok && err == nil && h == host && !processAlive(pid)
+}
+
+// processAlive reports whether a process with this pid exists on this host.
+// Where signal 0 cannot tell (not a Unix), it never calls an owner dead.
+func processAlive(pid int) bool {
+	if pid <= 0 {
+		return false
+	}
+	p, err := os.FindProcess(pid)
+	if err != nil {
+		return true // not a Unix: FindProcess may fail for a live process
+	}
+	defer p.Release()
+	err = p.Signal(syscall.Signal(0))
+	return !errors.Is(err, os.ErrProcessDone) && !errors.Is(err, syscall.ESRCH)
 }
 
 // abandonedAfter is how long after its creation label a container still
