@@ -104,10 +104,20 @@ func egressSandbox(t *testing.T, p sandbox.EgressPolicy, opts ...sandbox.Option)
 	return sb
 }
 
+// asRoot runs a command as root: ExecUser("0") on Docker; on Kubernetes,
+// where a pod's processes all run as its user, the image's (root in the
+// test images).
+func asRoot() sandbox.ExecOption {
+	if testenv.Relayed() {
+		return sandbox.ExecUser("")
+	}
+	return sandbox.ExecUser("0")
+}
+
 // probe runs the probe in the sandbox as root and returns its line.
 func probe(t *testing.T, sb *sandbox.Sandbox, args ...string) string {
 	t.Helper()
-	res, err := sb.Execute(testCtx(t), "/tmp/probe "+strings.Join(args, " "), sandbox.ExecUser("0"), sandbox.ExecTimeout(40*time.Second))
+	res, err := sb.Execute(testCtx(t), "/tmp/probe "+strings.Join(args, " "), asRoot(), sandbox.ExecTimeout(40*time.Second))
 	require.NoError(t, err)
 	return strings.TrimSpace(res.Output)
 }
@@ -202,7 +212,7 @@ func TestEgressAttacks(t *testing.T) {
 	// (Under the secure profile the root filesystem is read-only: root
 	// cannot write them, and the attack ends there.)
 	if !secureProfile() {
-		mustSh(t, sb, "echo '192.0.2.66 other.test allowed.test' >> /etc/hosts && echo 'nameserver 192.0.2.53' > /etc/resolv.conf", sandbox.ExecUser("0"))
+		mustSh(t, sb, "echo '192.0.2.66 other.test allowed.test' >> /etc/hosts && echo 'nameserver 192.0.2.53' > /etc/resolv.conf", asRoot())
 	}
 	assert.Equal(t, "ok 200 hello from allowed.test", probe(t, sb, "get", "http://allowed.test/"))
 	assert.Contains(t, probe(t, sb, "get", "http://other.test/"), "ok 403")
@@ -319,7 +329,7 @@ func TestEgressCredentials(t *testing.T) {
 	// (Under the secure profile root has no capabilities: the helpers'
 	// processes, nobody's, are not readable, and are left out.)
 	res, err := sb.Execute(testCtx(t), "cat /proc/*/environ 2>/dev/null | grep -c "+secret[:12]+"; grep -rl "+secret[:12]+" / --exclude-dir=proc --exclude-dir=sys 2>/dev/null; echo done",
-		sandbox.ExecUser("0"), sandbox.ExecTimeout(60*time.Second))
+		asRoot(), sandbox.ExecTimeout(60*time.Second))
 	require.NoError(t, err)
 	assert.Equal(t, "0\ndone\n", res.Output, "no environment, no file holds it")
 	out := probe(t, sb, "memsearch", hexSecret)
@@ -333,7 +343,7 @@ func TestEgressCredentials(t *testing.T) {
 		assert.True(t, strings.HasPrefix(out, "error found in"), "the search's control: %s", out)
 	}
 	// The CA's key is not in the sandbox either: only its certificate.
-	res, err = sb.Execute(testCtx(t), "grep -rl 'PRIVATE KEY' / --exclude-dir=proc --exclude-dir=sys 2>/dev/null; echo done", sandbox.ExecUser("0"), sandbox.ExecTimeout(60*time.Second))
+	res, err = sb.Execute(testCtx(t), "grep -rl 'PRIVATE KEY' / --exclude-dir=proc --exclude-dir=sys 2>/dev/null; echo done", asRoot(), sandbox.ExecTimeout(60*time.Second))
 	require.NoError(t, err)
 	assert.Equal(t, "done\n", res.Output)
 }

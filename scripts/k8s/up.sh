@@ -217,8 +217,17 @@ innode() { nsenter -t "$ANCHOR" -n -m -- "$@"; }
 start() { # start NAME CMD... : run detached in the node's namespaces, record the pid
 	local name=$1; shift
 	setsid nsenter -t "$ANCHOR" -n -m -- "$@" </dev/null >"$LOGS/$name.log" 2>&1 &
-	echo $! >"$PIDS/$name.pid"
+	local pid=$!
+	echo $pid >"$PIDS/$name.pid"
 	echo "$name" >>"$PIDS/order"
+	# Until it execs, the child runs this script: alive would call it dead
+	# (etcd "exited" once, at once). Wait for the exec, at most 10 s.
+	local i
+	for ((i = 0; i < 500; i++)); do
+		alive "$name" && break
+		kill -0 "$pid" 2>/dev/null || break
+		sleep 0.02
+	done
 }
 check_alive() { alive "$1" || die "$1 exited; tail of $LOGS/$1.log:
 $(tail -20 "$LOGS/$1.log")"; }
