@@ -6,6 +6,10 @@ import (
 	"crypto/rand"
 	"encoding/hex"
 	"errors"
+	"fmt"
+	"net"
+	"net/http"
+	"net/http/httptest"
 	"strings"
 	"syscall"
 	"testing"
@@ -217,5 +221,47 @@ func waitFor(t *testing.T, cond func() bool) {
 			t.Fatal("condition not met within 30s")
 		}
 		time.Sleep(200 * time.Millisecond)
+	}
+}
+
+// TestEgressNeedsIsolation: an egress policy takes the pod's network away
+// (the proxy is the only way out), which a pod cannot do itself: without
+// k8s.WithNetworkNoneAccepted (the namespace isolates its pods) the
+// sandbox is refused and no pod is left; with it the policy decides, in
+// this process, where the pod's requests go.
+func TestEgressNeedsIsolation(t *testing.T) {
+	srv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		fmt.Fprintf(w, "hello from %s", r.Host)
+	}))
+	t.Cleanup(srv.Close)
+	policy := sandbox.EgressPolicy{
+		Allow: []string{"allowed.test:80"},
+		Dial: func(ctx context.Context, network, address string) (net.Conn, error) {
+			if address != "allowed.test:80" {
+				return nil, fmt.Errorf("no test server for %s", address)
+			}
+			var d net.Dialer
+			return d.DialContext(ctx, network, srv.Listener.Addr().String())
+		},
+	}
+
+	label := runLabel(t)
+	_, err := sandbox.New(ctxT(t, 2*time.Minute), sandbox.WithEngine(strictEngine(t)), sandbox.WithImage(busybox),
+		sandbox.WithLabels(label), sandbox.WithUser("1000:1000"), sandbox.WithEgress(policy))
+	if !errors.Is(err, errors.ErrUnsupported) || !strings.Contains(err.Error(), "NetworkPolicy") {
+		t.Fatalf("New with an egress policy, namespace not said to be isolated: %v, want errors.ErrUnsupported naming the NetworkPolicy", err)
+	}
+	if left, err := sandbox.List(ctxT(t, time.Minute), sandbox.Filter{Labels: label}, sandbox.WithEngine(strictEngine(t))); err != nil || len(left) != 0 {
+		t.Fatalf("a refused sandbox left %v (%v)", left, err)
+	}
+
+	sb := newSandbox(t, testEngine(t, k8s.WithNetworkNoneAccepted()), label, sandbox.WithEgress(policy))
+	ctx := ctxT(t, 2*time.Minute)
+	res, err := sb.Execute(ctx, "wget -qO- http://allowed.test/; echo; wget -qO- http://other.test/ 2>&1; echo rc=$?")
+	if err != nil {
+		t.Fatal(err)
+	}
+	if !strings.HasPrefix(res.Output, "hello from allowed.test\n") || !strings.Contains(res.Output, "403") || !strings.HasSuffix(res.Output, "rc=1\n") {
+		t.Fatalf("through the policy on a pod: %q, want the allowed name's page, then a 403", res.Output)
 	}
 }
