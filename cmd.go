@@ -54,6 +54,10 @@ type Cmd struct {
 	ctx  context.Context
 	s    *Sandbox
 	call pending
+	// op observes the command from Start to Wait, unless observed: a
+	// call that runs it (Execute) observes it.
+	op       *op
+	observed bool
 	// callCtx is the call's context: ctx with a backstop past Timeout,
 	// ended by stopCall.
 	callCtx  context.Context
@@ -131,6 +135,19 @@ func (c *Cmd) Start() error {
 	if c.call != nil || c.done {
 		return errors.New("sandbox: Cmd already started")
 	}
+	if !c.observed {
+		c.ctx, c.op = c.s.begin(c.ctx, "Command")
+		c.op.command(c.Command)
+	}
+	if err := c.start(); err != nil {
+		c.op.end(&err)
+		return err
+	}
+	return nil
+}
+
+// start is Start past its checks of c.
+func (c *Cmd) start() error {
 	if err := checkCommand(c.Command); err != nil {
 		c.closePipes()
 		return err
@@ -149,7 +166,7 @@ func (c *Cmd) Start() error {
 	req := proto.Request{
 		Op:       proto.OpExec,
 		Command:  c.Command,
-		Env:      c.Env,
+		Env:      traceEnv(c.ctx, c.Env),
 		Dir:      dir,
 		Timeout:  c.Timeout.Milliseconds(),
 		Combined: c.Stdout != nil && sameWriter(c.Stdout, c.Stderr),
@@ -211,6 +228,16 @@ func (c *Cmd) Wait() error {
 		return errors.New("sandbox: Wait already called")
 	}
 	c.done = true
+	err := c.wait()
+	if c.ProcessState != nil {
+		c.op.exit(c.ProcessState.ExitCode())
+	}
+	c.op.end(&err)
+	return err
+}
+
+// wait is Wait past its checks of c.
+func (c *Cmd) wait() error {
 	<-c.awaited
 	c.closePipes()
 	res, err := c.res, c.callErr

@@ -121,6 +121,17 @@
 // a [Process], a [Pool] and an engine, which many sandboxes may share. A
 // [Cmd], like an exec.Cmd, cannot be reused after it started.
 //
+// # Observability
+//
+// [Sandbox.Usage] reports what a sandbox uses, as its engine measures it
+// (not its helper, which the sandbox controls), and [Sandbox.WatchUsage]
+// follows it at an interval. [WithAudit] records every
+// call as a log/slog record; [WithTracerProvider] (default: the global
+// OpenTelemetry provider) makes a span of each, and a command gets the
+// span's context in TRACEPARENT. Commands reach records and spans only
+// as [WithRedact] allows: by default they are left out, since they can
+// hold secrets.
+//
 // # Engines
 //
 // Without [WithEngine], New connects to Docker from the environment
@@ -135,6 +146,6 @@
 //
 // The guides in the repository's docs directory cover commands and
 // processes, files, ports, durable state (lifetimes, pause, snapshots,
-// pools), engines and Kubernetes, the agent tools, the command line and
-// framework adapters; mcp/README.md covers the MCP server.
+// pools), observability, engines and Kubernetes, the agent tools, the
+// command line and framework adapters; mcp/README.md covers the MCP server.
 package sandbox

@@ -348,7 +348,9 @@ func (s *Sandbox) stopEgress() {
 // the next request is decided by p (connections open already go on). A
 // sandbox made without one has a network of its own, which a policy
 // cannot take back: SetEgress returns ErrInvalidOption.
-func (s *Sandbox) SetEgress(p EgressPolicy) error {
+func (s *Sandbox) SetEgress(p EgressPolicy) (err error) {
+	op := s.beginDetached("SetEgress")
+	defer op.end(&err)
 	if s.closed.Load() {
 		return ErrClosed
 	}

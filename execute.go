@@ -153,7 +153,16 @@ func ExecCapture(path string, max int64) ExecOption {
 // the command prints; the command still runs to completion.
 //
 // A non-zero exit status is not an error: it is in ExitCode.
-func (s *Sandbox) Execute(ctx context.Context, command string, opts ...ExecOption) (ExecuteResponse, error) {
+func (s *Sandbox) Execute(ctx context.Context, command string, opts ...ExecOption) (resp ExecuteResponse, err error) {
+	ctx, op := s.begin(ctx, "Execute")
+	defer func() {
+		if err == nil {
+			op.exit(resp.ExitCode)
+			op.bytes(int64(len(resp.Output)))
+		}
+		op.end(&err)
+	}()
+	op.command(command)
 	cfg := execConfig{timeout: s.opts.executeTimeout}
 	for _, opt := range opts {
 		if err := opt(&cfg); err != nil {
@@ -166,12 +175,13 @@ func (s *Sandbox) Execute(ctx context.Context, command string, opts ...ExecOptio
 		w = io.MultiWriter(capture, cfg.output)
 	}
 	c := s.Command(ctx, command)
+	c.observed = true // as Execute
 	c.Env, c.Dir, c.User, c.Timeout = cfg.env, cfg.dir, cfg.user, cfg.timeout
 	c.Stdout, c.Stderr = w, w
 	c.shared = cfg.output == nil
 	c.capture = cfg.capture
-	err := c.Run()
-	resp := ExecuteResponse{Output: capture.String(), Truncated: capture.truncated()}
+	err = c.Run()
+	resp = ExecuteResponse{Output: capture.String(), Truncated: capture.truncated()}
 	if cfg.capture != nil && c.captured != nil {
 		k := c.captured
 		if k.Size < 0 || k.Size > cfg.capture.Max || k.Total < k.Size || k.Lines < 0 || k.Lines > k.Size ||

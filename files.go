@@ -51,7 +51,11 @@ func (s *Sandbox) fileCall(ctx context.Context, op, p string, req proto.Request,
 // Write replaces the file at path with content (byte-exact), creating it
 // and its parent directories as needed. The old content stays intact if
 // the write fails. A directory at path is ErrIsDir.
-func (s *Sandbox) Write(ctx context.Context, path string, content []byte) error {
+func (s *Sandbox) Write(ctx context.Context, path string, content []byte) (err error) {
+	ctx, op := s.begin(ctx, "Write")
+	defer op.end(&err)
+	op.path(path)
+	op.bytes(int64(len(content)))
 	p, err := s.abs("write", path)
 	if err != nil {
 		return err
@@ -64,7 +68,10 @@ func (s *Sandbox) Write(ctx context.Context, path string, content []byte) error 
 // and returns how many occurrences it found. Without replaceAll, more than
 // one occurrence is ErrMultipleOccurrences; none is ErrStringNotFound. A
 // file with CRLF line ends matches LF text (and keeps its CRLFs).
-func (s *Sandbox) Edit(ctx context.Context, path, oldString, newString string, replaceAll bool) (int, error) {
+func (s *Sandbox) Edit(ctx context.Context, path, oldString, newString string, replaceAll bool) (_ int, err error) {
+	ctx, op := s.begin(ctx, "Edit")
+	defer op.end(&err)
+	op.path(path)
 	p, err := s.abs("edit", path)
 	if err != nil {
 		return 0, err
@@ -78,7 +85,10 @@ func (s *Sandbox) Edit(ctx context.Context, path, oldString, newString string, r
 
 // Delete removes the file or directory (recursively) at path. A missing
 // path is fs.ErrNotExist; "/" is ErrInvalidPath.
-func (s *Sandbox) Delete(ctx context.Context, path string) error {
+func (s *Sandbox) Delete(ctx context.Context, path string) (err error) {
+	ctx, op := s.begin(ctx, "Delete")
+	defer op.end(&err)
+	op.path(path)
 	p, err := s.abs("delete", path)
 	if err != nil {
 		return err
@@ -88,7 +98,10 @@ func (s *Sandbox) Delete(ctx context.Context, path string) error {
 }
 
 // Ls lists the directory at path, one level deep, sorted by name.
-func (s *Sandbox) Ls(ctx context.Context, path string) ([]FileInfo, error) {
+func (s *Sandbox) Ls(ctx context.Context, path string) (_ []FileInfo, err error) {
+	ctx, op := s.begin(ctx, "Ls")
+	defer op.end(&err)
+	op.path(path)
 	p, err := s.abs("ls", path)
 	if err != nil {
 		return nil, err
@@ -112,7 +125,10 @@ func fileInfos(in []fsops.FileInfo) []FileInfo {
 // directory), following symbolic links as os.Stat does. Its Sys method
 // returns the FileInfo (with the absolute path). A missing path is an
 // *fs.PathError matching fs.ErrNotExist.
-func (s *Sandbox) Stat(ctx context.Context, path string) (fs.FileInfo, error) {
+func (s *Sandbox) Stat(ctx context.Context, path string) (_ fs.FileInfo, err error) {
+	ctx, op := s.begin(ctx, "Stat")
+	defer op.end(&err)
+	op.path(path)
 	p, err := s.abs("stat", path)
 	if err != nil {
 		return nil, err
@@ -225,7 +241,10 @@ func ReadLimit(lines int) ReadOption {
 // (up to 512000 bytes), text as lines; an offset past the end is
 // ErrOffsetOutOfRange. Memory stays bounded whatever the file's size or
 // line length.
-func (s *Sandbox) Read(ctx context.Context, path string, opts ...ReadOption) (ReadResult, error) {
+func (s *Sandbox) Read(ctx context.Context, path string, opts ...ReadOption) (_ ReadResult, err error) {
+	ctx, op := s.begin(ctx, "Read")
+	defer op.end(&err)
+	op.path(path)
 	cfg := readConfig{limit: DefaultReadLimit}
 	for _, opt := range opts {
 		if err := opt(&cfg); err != nil {
@@ -244,6 +263,7 @@ func (s *Sandbox) Read(ctx context.Context, path string, opts ...ReadOption) (Re
 		return ReadResult{}, fmt.Errorf("%w: read answered without a page", ErrHelper)
 	}
 	r := res.Read
+	op.bytes(int64(len(r.Content)))
 	return ReadResult{
 		Content: r.Content, Encoding: r.Encoding, TotalLines: r.TotalLines,
 		StartLine: r.StartLine, EndLine: r.EndLine, NextOffset: r.NextOffset,
@@ -268,7 +288,10 @@ type GlobResult struct {
 // or relative to the working directory, "" meaning the working directory.
 // That is where every other relative path of the library resolves, and
 // what the agent tools search by default (tools.New).
-func (s *Sandbox) Glob(ctx context.Context, pattern, path string) (GlobResult, error) {
+func (s *Sandbox) Glob(ctx context.Context, pattern, path string) (_ GlobResult, err error) {
+	ctx, op := s.begin(ctx, "Glob")
+	defer op.end(&err)
+	op.path(path)
 	p, err := s.abs("glob", searchPath(path))
 	if err != nil {
 		return GlobResult{}, err
@@ -337,7 +360,10 @@ func GrepMaxCount(n int) GrepOption {
 // hidden files included and binary files skipped. path is absolute or
 // relative to the working directory; "" means the working directory, as
 // for Glob.
-func (s *Sandbox) Grep(ctx context.Context, pattern, path string, opts ...GrepOption) (GrepResult, error) {
+func (s *Sandbox) Grep(ctx context.Context, pattern, path string, opts ...GrepOption) (_ GrepResult, err error) {
+	ctx, op := s.begin(ctx, "Grep")
+	defer op.end(&err)
+	op.path(path)
 	var cfg grepConfig
 	for _, opt := range opts {
 		if err := opt(&cfg); err != nil {

@@ -80,12 +80,15 @@ func rename(err error, name string) error {
 // fs.ReadDirFile. A regular file's bytes are read through the helper as
 // the caller reads them; the returned file also implements io.Seeker and
 // io.ReaderAt. Reading a device, FIFO or socket fails with ErrNotRegular.
-func (f *FS) Open(name string) (fs.File, error) {
+func (f *FS) Open(name string) (_ fs.File, err error) {
+	ctx, op := f.s.begin(f.ctx, "FS.Open")
+	defer op.end(&err)
+	op.path(name)
 	p, err := f.abs("open", name)
 	if err != nil {
 		return nil, err
 	}
-	fi, err := f.s.info(f.ctx, "open", p)
+	fi, err := f.s.info(ctx, "open", p)
 	if err != nil {
 		return nil, rename(err, name)
 	}
@@ -93,12 +96,15 @@ func (f *FS) Open(name string) (fs.File, error) {
 }
 
 // Stat describes the named file, following symbolic links.
-func (f *FS) Stat(name string) (fs.FileInfo, error) {
+func (f *FS) Stat(name string) (_ fs.FileInfo, err error) {
+	ctx, op := f.s.begin(f.ctx, "FS.Stat")
+	defer op.end(&err)
+	op.path(name)
 	p, err := f.abs("stat", name)
 	if err != nil {
 		return nil, err
 	}
-	fi, err := f.s.info(f.ctx, "stat", p)
+	fi, err := f.s.info(ctx, "stat", p)
 	if err != nil {
 		return nil, rename(err, name)
 	}
@@ -133,15 +139,19 @@ func (f *FS) readDir(name, p string) ([]fs.DirEntry, error) {
 // ReadFile returns the named file's content, following symbolic links. A
 // directory is ErrIsDir; a file over the sandbox's max download bytes is
 // ErrTooLarge.
-func (f *FS) ReadFile(name string) ([]byte, error) {
+func (f *FS) ReadFile(name string) (_ []byte, err error) {
+	ctx, op := f.s.begin(f.ctx, "FS.ReadFile")
+	defer op.end(&err)
+	op.path(name)
 	p, err := f.abs("read", name)
 	if err != nil {
 		return nil, err
 	}
-	b, err := f.s.readAll(f.ctx, p)
+	b, err := f.s.readAll(ctx, p)
 	if err != nil {
 		return nil, rename(err, name)
 	}
+	op.bytes(int64(len(b)))
 	return b, nil
 }
 

@@ -248,3 +248,43 @@ func TestProcessAlive(t *testing.T) {
 		assert.False(t, processAlive(pid), "pid %d", pid)
 	}
 }
+
+// CPUPercent is over the interval since the handle's previous sample of
+// the same run, else since the start; samples out of order do not move
+// the previous one back.
+func TestUsageCPUPercent(t *testing.T) {
+	start := time.Date(2026, 1, 1, 0, 0, 0, 0, time.UTC)
+	at := func(d time.Duration) time.Time { return start.Add(d) }
+	var m meterState
+	u := m.add(engine.Usage{Started: start, Read: at(10 * time.Second), CPU: time.Second})
+	assert.InDelta(t, 10, u.CPUPercent, 1e-9, "first: since the start")
+	u = m.add(engine.Usage{Started: start, Read: at(12 * time.Second), CPU: 4 * time.Second})
+	assert.InDelta(t, 150, u.CPUPercent, 1e-9, "since the previous sample")
+	u = m.add(engine.Usage{Started: start, Read: at(11 * time.Second), CPU: 2 * time.Second})
+	assert.InDelta(t, 100*2.0/11, u.CPUPercent, 1e-9, "older than the previous: since the start")
+	u = m.add(engine.Usage{Started: at(20 * time.Second), Read: at(24 * time.Second), CPU: time.Second})
+	assert.InDelta(t, 25, u.CPUPercent, 1e-9, "restarted: since the new start")
+	u = m.add(engine.Usage{Read: at(30 * time.Second), CPU: time.Second})
+	assert.Zero(t, u.CPUPercent, "no start, another run: unknown")
+}
+
+// A closed handle's Usage is ErrClosed; WatchUsage refuses an interval
+// under 100 ms before it measures.
+func TestUsageRefused(t *testing.T) {
+	s := &Sandbox{}
+	s.closed.Store(true)
+	_, err := s.Usage(t.Context())
+	assert.ErrorIs(t, err, ErrClosed)
+	n := 0
+	for _, err := range s.WatchUsage(t.Context(), 10*time.Millisecond) {
+		assert.ErrorIs(t, err, ErrInvalidOption)
+		n++
+	}
+	assert.Equal(t, 1, n)
+	n = 0
+	for _, err := range s.WatchUsage(t.Context(), time.Second) {
+		assert.ErrorIs(t, err, ErrClosed)
+		n++
+	}
+	assert.Equal(t, 1, n, "a failed sample ends the watch")
+}

@@ -33,7 +33,9 @@ const stopTimeout = 5 * time.Second
 // A sandbox that the engine removes when it ends (made with a lifetime or
 // an idle timeout, and auto-remove on, as by default) cannot be stopped:
 // Stop fails with ErrInvalidOption; make it WithAutoRemove(false).
-func (s *Sandbox) Stop(ctx context.Context) error {
+func (s *Sandbox) Stop(ctx context.Context) (err error) {
+	ctx, op := s.begin(ctx, "Stop")
+	defer op.end(&err)
 	ctx, cancel := bounded(ctx)
 	defer cancel()
 	if _, err := s.stopper(); err != nil {
@@ -83,7 +85,9 @@ func (s *Sandbox) Stop(ctx context.Context) error {
 // the start, with the values last set (SetLifetime, SetIdleTimeout).
 // Restarting a running sandbox does nothing (unlike docker restart, it
 // never stops one).
-func (s *Sandbox) Restart(ctx context.Context) error {
+func (s *Sandbox) Restart(ctx context.Context) (err error) {
+	ctx, op := s.begin(ctx, "Restart")
+	defer op.end(&err)
 	ctx, cancel := bounded(ctx)
 	defer cancel()
 	done, err := s.change(ctx, true, func() bool { return !s.life.stopped })
@@ -207,7 +211,9 @@ func (s *Sandbox) Paused() bool {
 // Pausing a paused sandbox does nothing. Pause, Resume, Stop, Restart and
 // the lifetime calls are bounded by their context, or by 30 s when it has
 // no deadline.
-func (s *Sandbox) Pause(ctx context.Context) error {
+func (s *Sandbox) Pause(ctx context.Context) (err error) {
+	ctx, op := s.begin(ctx, "Pause")
+	defer op.end(&err)
 	ctx, cancel := bounded(ctx)
 	defer cancel()
 	return s.pause(ctx, false)
@@ -215,13 +221,15 @@ func (s *Sandbox) Pause(ctx context.Context) error {
 
 // Resume thaws a paused sandbox, also one paused by another handle or from
 // outside; resuming a running one does nothing.
-func (s *Sandbox) Resume(ctx context.Context) error {
+func (s *Sandbox) Resume(ctx context.Context) (err error) {
+	ctx, op := s.begin(ctx, "Resume")
+	defer op.end(&err)
 	ctx, cancel := bounded(ctx)
 	defer cancel()
 	if _, err := s.change(ctx, false, func() bool { return false }); err != nil {
 		return err
 	}
-	err := s.unpause(ctx)
+	err = s.unpause(ctx)
 	if err != nil && !errors.Is(err, errors.ErrUnsupported) && s.engineState(ctx) == "running" {
 		err = nil // not paused, or unpaused by someone else
 	}
@@ -497,7 +505,9 @@ const maxLimitFile = 64
 // now: those it was made with, or those last set by SetLifetime and
 // SetIdleTimeout, from any handle or process (they live in the container,
 // so an Attach reads them too).
-func (s *Sandbox) Lifetimes(ctx context.Context) (Lifetimes, error) {
+func (s *Sandbox) Lifetimes(ctx context.Context) (_ Lifetimes, err error) {
+	ctx, op := s.begin(ctx, "Lifetimes")
+	defer op.end(&err)
 	ctx, cancel := bounded(ctx)
 	defer cancel()
 	if s.closed.Load() {
@@ -535,14 +545,18 @@ func (s *Sandbox) Lifetimes(ctx context.Context) (Lifetimes, error) {
 // or Prune. The value is written as root into the helper's directory, out
 // of reach of a non-root sandbox user (root in the sandbox could rewrite
 // it: see SECURITY.md).
-func (s *Sandbox) SetLifetime(ctx context.Context, d time.Duration) error {
+func (s *Sandbox) SetLifetime(ctx context.Context, d time.Duration) (err error) {
+	ctx, op := s.begin(ctx, "SetLifetime")
+	defer op.end(&err)
 	return s.setLimit(ctx, lifetimeFile, "lifetime", d)
 }
 
 // SetIdleTimeout changes how long the sandbox may go without a call before
 // it ends; the idle clock starts again at the change. 0 removes the idle
 // timeout. As with SetLifetime, the value lives in the container.
-func (s *Sandbox) SetIdleTimeout(ctx context.Context, d time.Duration) error {
+func (s *Sandbox) SetIdleTimeout(ctx context.Context, d time.Duration) (err error) {
+	ctx, op := s.begin(ctx, "SetIdleTimeout")
+	defer op.end(&err)
 	return s.setLimit(ctx, idleFile, "idle timeout", d)
 }
 

@@ -5,6 +5,7 @@ import (
 	"errors"
 	"fmt"
 	"io"
+	"log/slog"
 	"maps"
 	"net/netip"
 	"path"
@@ -20,6 +21,7 @@ import (
 	"github.com/dockersandbox/sandbox/internal/testhook"
 	"github.com/moby/moby/api/types/container"
 	"github.com/moby/moby/client"
+	"go.opentelemetry.io/otel/trace"
 )
 
 // Defaults of New.
@@ -98,11 +100,15 @@ type options struct {
 	idleTimeout    time.Duration
 	secure         bool
 	owner          string
-	snap           snapshotFrom   // FromSnapshot (snapshot.go)
-	durable        durableOptions // lifecycle.go
-	procsIdle      bool           // WithProcessKeepAlive(false) (process.go)
-	engine         engine.Engine  // WithEngine (engine_option.go)
-	used           []optionUse    // the options given, for the check that each applies
+	snap           snapshotFrom         // FromSnapshot (snapshot.go)
+	durable        durableOptions       // lifecycle.go
+	procsIdle      bool                 // WithProcessKeepAlive(false) (process.go)
+	engine         engine.Engine        // WithEngine (engine_option.go)
+	audit          slog.Handler         // WithAudit (observe.go)
+	tracerProvider trace.TracerProvider // WithTracerProvider
+	redact         Redact               // WithRedact
+	obs            *observer            // from the three, made by newOptions
+	used           []optionUse          // the options given, for the check that each applies
 	// helperBinary returns the helper to install for an architecture;
 	// nil: the committed one (helperbin.For). Only tests set it (a helper
 	// built with the sandboxtest tag).
@@ -198,7 +204,60 @@ func newOptions(opts []Option, c call, fn string) (*options, error) {
 	if o.egress != nil && (o.networkMode != "" && o.networkMode != "none" || len(o.dns) > 0) {
 		return nil, fmt.Errorf("%w: WithEgress gives the sandbox no network of its own: it excludes WithNetworkMode(%q) and WithDNS", ErrInvalidOption, o.networkMode)
 	}
+	o.obs = o.newObserver()
 	return o, nil
+}
+
+// WithAudit records every call on the sandbox (New, Attach, Execute and
+// each command, file operation, transfer, process, port, snapshot, Close)
+// as one log/slog record through h, when the call ends: the message
+// "sandbox <call>" and the attributes op (the call), sandbox (its ID),
+// outcome ("ok" or "error"), error, exit_code, bytes, duration, and the
+// command and path as the Redact allows (WithRedact; default
+// RedactCommands: commands left out). A failed call is logged at
+// slog.LevelWarn, another at slog.LevelInfo. Also for Attach.
+func WithAudit(h slog.Handler) Option {
+	return func(o *options) error {
+		o.use("WithAudit", callNew|callAttach)
+		if h == nil {
+			return errors.New("WithAudit: a nil handler")
+		}
+		o.audit = h
+		return nil
+	}
+}
+
+// WithTracerProvider sets where the sandbox's spans go (default
+// otel.GetTracerProvider(), the global one: no spans until the program
+// installs an SDK). Every call makes a span named "sandbox.<call>" with
+// the attributes sandbox.id, sandbox.operation, sandbox.bytes,
+// sandbox.exit_code, and sandbox.command and sandbox.path as the Redact
+// allows. A command (Execute, Command, StartProcess) gets the span's
+// context in TRACEPARENT (and TRACESTATE), W3C Trace Context, unless its
+// environment sets TRACEPARENT: its own spans join the trace. Also for
+// Attach.
+func WithTracerProvider(tp trace.TracerProvider) Option {
+	return func(o *options) error {
+		o.use("WithTracerProvider", callNew|callAttach)
+		if tp == nil {
+			return errors.New("WithTracerProvider: a nil provider")
+		}
+		o.tracerProvider = tp
+		return nil
+	}
+}
+
+// WithRedact sets what audit records and spans say of commands and paths
+// (default RedactCommands). Also for Attach.
+func WithRedact(r Redact) Option {
+	return func(o *options) error {
+		o.use("WithRedact", callNew|callAttach)
+		if r == nil {
+			return errors.New("WithRedact: a nil Redact")
+		}
+		o.redact = r
+		return nil
+	}
 }
 
 // WithImage sets the image (default DefaultImage).

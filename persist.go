@@ -26,7 +26,11 @@ import (
 //
 // The archive is read through Docker's archive API while the sandbox
 // runs: a file changed meanwhile may be recorded in either state.
-func (s *Sandbox) Persist(ctx context.Context, w io.Writer, paths ...string) error {
+func (s *Sandbox) Persist(ctx context.Context, w io.Writer, paths ...string) (err error) {
+	ctx, op := s.begin(ctx, "Persist")
+	counted := &countWriter{w: w}
+	w = counted
+	defer func() { op.bytes(counted.n); op.end(&err) }()
 	if s.closed.Load() {
 		return ErrClosed
 	}
@@ -203,7 +207,11 @@ func HydrateMaxBytes(n int64) HydrateOption {
 // filesystem, so nothing can reach the host; a process in the sandbox
 // that swaps a directory for a symlink while Hydrate runs can redirect
 // entries elsewhere in its own sandbox, as it could write there itself.
-func (s *Sandbox) Hydrate(ctx context.Context, r io.Reader, opts ...HydrateOption) error {
+func (s *Sandbox) Hydrate(ctx context.Context, r io.Reader, opts ...HydrateOption) (err error) {
+	ctx, op := s.begin(ctx, "Hydrate")
+	counted := &countReader{r: r}
+	r = counted
+	defer func() { op.bytes(counted.n); op.end(&err) }()
 	c := hydrateConfig{maxBytes: DefaultMaxHydrateBytes}
 	for _, opt := range opts {
 		if opt == nil {

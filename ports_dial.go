@@ -31,7 +31,10 @@ import (
 // that matches syscall.ECONNREFUSED; a connection that the sandbox's side
 // resets (its server died) reads an error matching syscall.ECONNRESET,
 // not io.EOF. A helper older than this library answers ErrProtocolVersion.
-func (s *Sandbox) Dial(ctx context.Context, network, address string) (net.Conn, error) {
+func (s *Sandbox) Dial(ctx context.Context, network, address string) (_ net.Conn, err error) {
+	ctx, op := s.begin(ctx, "Dial")
+	defer op.end(&err)
+	op.text("address", network+" "+address)
 	opErr := func(err error) error {
 		return &net.OpError{Op: "dial", Net: network, Addr: stringAddr{network, address}, Err: err}
 	}

@@ -19,7 +19,10 @@ import (
 // free one: see Forwarder.Addr). Forwarding ends when ctx ends or Close is
 // called; both also close the connections it carries. A connection the
 // sandbox refuses or resets is reset on the host.
-func (s *Sandbox) Forward(ctx context.Context, hostAddr string, port int) (*Forwarder, error) {
+func (s *Sandbox) Forward(ctx context.Context, hostAddr string, port int) (_ *Forwarder, err error) {
+	ctx, op := s.begin(ctx, "Forward")
+	defer op.end(&err)
+	op.int("sandbox.port", int64(port))
 	if port <= 0 || port > 65535 {
 		return nil, fmt.Errorf("%w: forward: port %d out of range", ErrInvalidOption, port)
 	}

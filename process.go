@@ -74,7 +74,10 @@ func (p *Process) ID() string { return p.id }
 // ends the process with status 127 and the reason in its output (as does,
 // rarely, a launch that a command of the sandbox broke by killing the
 // helper's launcher at that moment).
-func (s *Sandbox) StartProcess(ctx context.Context, command string, opts ...ProcessOption) (*Process, error) {
+func (s *Sandbox) StartProcess(ctx context.Context, command string, opts ...ProcessOption) (_ *Process, err error) {
+	ctx, op := s.begin(ctx, "StartProcess")
+	defer op.end(&err)
+	op.command(command)
 	if err := checkCommand(command); err != nil {
 		return nil, err
 	}
@@ -92,7 +95,7 @@ func (s *Sandbox) StartProcess(ctx context.Context, command string, opts ...Proc
 		}
 		dir = d
 	}
-	req := proto.Request{Op: proto.OpProcStart, Command: command, Env: cfg.env, Dir: dir, Proc: &proto.ProcRequest{
+	req := proto.Request{Op: proto.OpProcStart, Command: command, Env: traceEnv(ctx, cfg.env), Dir: dir, Proc: &proto.ProcRequest{
 		LogSize: cfg.logSize, TTY: cfg.tty, Rows: cfg.rows, Cols: cfg.cols,
 	}}
 	res, err := s.procCall(ctx, req, nil, nil)
@@ -109,7 +112,9 @@ func (s *Sandbox) StartProcess(ctx context.Context, command string, opts ...Proc
 // Processes lists the sandbox's processes, running and exited, oldest
 // first. The table keeps at most 1024 processes: beyond that, the oldest
 // exited ones are forgotten.
-func (s *Sandbox) Processes(ctx context.Context) ([]ProcessInfo, error) {
+func (s *Sandbox) Processes(ctx context.Context) (_ []ProcessInfo, err error) {
+	ctx, op := s.begin(ctx, "Processes")
+	defer op.end(&err)
 	res, err := s.procCall(ctx, proto.Request{Op: proto.OpProcList, Proc: &proto.ProcRequest{}}, nil, nil)
 	if err != nil {
 		return nil, err
@@ -155,7 +160,10 @@ func (p *Process) Info(ctx context.Context) (ProcessInfo, error) {
 // many bytes it took. It blocks while the process
 // does not read and the pipe is full, until ctx ends. A process that
 // exited is ErrProcessDone; after CloseStdin, ErrStdinClosed.
-func (p *Process) Write(ctx context.Context, data []byte) (int, error) {
+func (p *Process) Write(ctx context.Context, data []byte) (_ int, err error) {
+	ctx, op := p.s.begin(ctx, "Process.Write")
+	defer op.end(&err)
+	op.bytes(int64(len(data)))
 	written := 0
 	for len(data) > 0 {
 		chunk := data[:min(len(data), MaxProcessRead)]
@@ -175,27 +183,34 @@ func (p *Process) Write(ctx context.Context, data []byte) (int, error) {
 
 // CloseStdin closes the process's stdin: it reads end of file. On a
 // terminal (ProcessTTY) it types the end-of-file character (Ctrl-D) instead.
-func (p *Process) CloseStdin(ctx context.Context) error {
-	_, err := p.call(ctx, proto.OpProcCloseStdin, proto.ProcRequest{})
+func (p *Process) CloseStdin(ctx context.Context) (err error) {
+	ctx, op := p.s.begin(ctx, "Process.CloseStdin")
+	defer op.end(&err)
+	_, err = p.call(ctx, proto.OpProcCloseStdin, proto.ProcRequest{})
 	return err
 }
 
 // Signal sends sig to the process's group (its shell and the commands the
 // shell runs in the foreground, as Ctrl-C on a terminal does). A process
 // that exited is ErrProcessDone.
-func (p *Process) Signal(ctx context.Context, sig syscall.Signal) error {
+func (p *Process) Signal(ctx context.Context, sig syscall.Signal) (err error) {
+	ctx, op := p.s.begin(ctx, "Process.Signal")
+	defer op.end(&err)
+	op.int("sandbox.signal", int64(sig))
 	if sig <= 0 || sig > 64 {
 		return fmt.Errorf("sandbox: invalid signal %d", sig)
 	}
-	_, err := p.call(ctx, proto.OpProcSignal, proto.ProcRequest{Signal: int(sig)})
+	_, err = p.call(ctx, proto.OpProcSignal, proto.ProcRequest{Signal: int(sig)})
 	return err
 }
 
 // Kill kills the process's whole tree with SIGKILL: everything it started,
 // however it detached (background, setsid, double fork), and returns once
 // they are dead. A process that exited is ErrProcessDone.
-func (p *Process) Kill(ctx context.Context) error {
-	_, err := p.call(ctx, proto.OpProcKill, proto.ProcRequest{})
+func (p *Process) Kill(ctx context.Context) (err error) {
+	ctx, op := p.s.begin(ctx, "Process.Kill")
+	defer op.end(&err)
+	_, err = p.call(ctx, proto.OpProcKill, proto.ProcRequest{})
 	return err
 }
 
@@ -211,7 +226,9 @@ func (p *Process) Resize(ctx context.Context, rows, cols int) error {
 
 // Wait waits for the process to exit, until ctx ends, and returns its
 // final info (the exit code is in the info, not an error).
-func (p *Process) Wait(ctx context.Context) (ProcessInfo, error) {
+func (p *Process) Wait(ctx context.Context) (info ProcessInfo, err error) {
+	ctx, op := p.s.begin(ctx, "Process.Wait")
+	defer func() { op.processExit(info); op.end(&err) }()
 	for {
 		if err := ctx.Err(); err != nil {
 			return ProcessInfo{}, err

@@ -73,7 +73,9 @@ func OutputWait(d time.Duration) OutputOption {
 // skipped and counted in Dropped. A cursor beyond what the process wrote
 // is an error. Reading works the same while the process runs and after it
 // exited.
-func (p *Process) Read(ctx context.Context, cursor int64, opts ...OutputOption) (ProcessOutput, error) {
+func (p *Process) Read(ctx context.Context, cursor int64, opts ...OutputOption) (out ProcessOutput, err error) {
+	ctx, op := p.s.begin(ctx, "Process.Read")
+	defer func() { op.bytes(int64(len(out.Data))); op.end(&err) }()
 	cfg := outputConfig{max: MaxProcessRead}
 	for _, opt := range opts {
 		if err := opt(&cfg); err != nil {
@@ -131,7 +133,11 @@ func (p *Process) readOnce(ctx context.Context, cursor int64, max int, until tim
 // when it returns, its error then includes an *OutputDroppedError
 // (errors.Is(err, ErrOutputDropped)) that counts the bytes skipped, alone
 // when the output ended, else joined to the error that ended it.
-func (p *Process) Follow(ctx context.Context, cursor int64, w io.Writer) (int64, error) {
+func (p *Process) Follow(ctx context.Context, cursor int64, w io.Writer) (_ int64, err error) {
+	ctx, op := p.s.begin(ctx, "Process.Follow")
+	counted := &countWriter{w: w}
+	w = counted
+	defer func() { op.bytes(counted.n); op.end(&err) }()
 	if cursor < 0 {
 		return cursor, fmt.Errorf("sandbox: negative read cursor %d", cursor)
 	}

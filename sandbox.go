@@ -14,6 +14,7 @@ import (
 	"github.com/dockersandbox/sandbox/internal/testhook"
 	"github.com/moby/moby/api/types/container"
 	"github.com/moby/moby/client"
+	"go.opentelemetry.io/otel/trace"
 )
 
 // Sandbox is an isolated container an agent works in, on Docker or on
@@ -41,9 +42,13 @@ type Sandbox struct {
 
 	life lifeState // paused, stopped, calls in flight (lifecycle.go)
 
-	ports    *portSocket  // the port socket Dial uses, if any (ports_socket.go)
-	egress   *egressState // WithEgress's proxy, if any (egress.go)
-	portsDir string       // a detached sandbox's port socket directory, to remove with it
+	meter meterState // the last Usage sample, for CPUPercent (observe.go)
+
+	ports    *portSocket       // the port socket Dial uses, if any (ports_socket.go)
+	egress   *egressState      // WithEgress's proxy, if any (egress.go)
+	obs      *observer         // its calls' audit records and spans; nil: none (observe.go)
+	made     trace.SpanContext // the span of the New or Attach that made the handle
+	portsDir string            // a detached sandbox's port socket directory, to remove with it
 }
 
 // closeCall is one attempt of Close; concurrent callers share its outcome.
@@ -67,11 +72,13 @@ func New(ctx context.Context, opts ...Option) (*Sandbox, error) {
 
 // open validates the options, connects, and makes the sandbox with mk; the
 // sandbox owns the engine if open created it, else it is closed on failure.
-func open(ctx context.Context, opts []Option, c call, name string, mk func(context.Context, engine.Engine, *options) (*Sandbox, error)) (*Sandbox, error) {
+func open(ctx context.Context, opts []Option, c call, name string, mk func(context.Context, engine.Engine, *options) (*Sandbox, error)) (_ *Sandbox, err error) {
 	o, err := newOptions(opts, c, name)
 	if err != nil {
 		return nil, err
 	}
+	ctx, p := o.obs.begin(ctx, name, "")
+	defer p.end(&err)
 	eng, own, err := connect(ctx, o)
 	if err != nil {
 		return nil, err
@@ -84,6 +91,8 @@ func open(ctx context.Context, opts []Option, c call, name string, mk func(conte
 		return nil, daemonErr(err)
 	}
 	s.ownEngine = own
+	p.setSandbox(s.ID())
+	s.made = trace.SpanContextFromContext(ctx)
 	if o.egress != nil {
 		if err := s.startEgress(ctx, o.egress, o.egressPolicy); err != nil {
 			if c == callAttach {
@@ -138,7 +147,7 @@ func pullOf(p PullPolicy) docker.Pull {
 
 // newSandbox returns the handle of the sandbox id on eng.
 func newSandbox(id string, o *options, eng engine.Engine) *Sandbox {
-	s := &Sandbox{id: id, opts: o, eng: eng}
+	s := &Sandbox{id: id, opts: o, eng: eng, obs: o.obs}
 	if d, ok := eng.(*docker.Engine); ok {
 		s.dock, s.podman = d, d.Podman
 	}
@@ -234,7 +243,9 @@ func (s *Sandbox) MaxOutputBytes() int { return s.opts.maxOutputBytes }
 // removing a large container: ErrStillRemoving, and the next Close waits
 // for the removal to finish); once one succeeds, later calls return nil.
 // Concurrent calls share one attempt.
-func (s *Sandbox) Close() error {
+func (s *Sandbox) Close() (err error) {
+	op := s.beginDetached("Close")
+	defer op.end(&err)
 	s.closeMu.Lock()
 	if s.closeDone {
 		s.closeMu.Unlock()

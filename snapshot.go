@@ -202,7 +202,9 @@ const snapshotBound = 10 * time.Minute
 // If Snapshot fails, or its process dies midway, what it made carries the
 // library's labels: PruneSnapshots and Prune with Filter.DeadOwners find
 // it.
-func (s *Sandbox) Snapshot(ctx context.Context, opts ...SnapshotOption) (*Snapshot, error) {
+func (s *Sandbox) Snapshot(ctx context.Context, opts ...SnapshotOption) (_ *Snapshot, err error) {
+	ctx, op := s.begin(ctx, "Snapshot")
+	defer op.end(&err)
 	var c snapshotConfig
 	for _, opt := range opts {
 		if opt == nil {

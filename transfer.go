@@ -63,7 +63,10 @@ func ErrorCode(err error) string {
 // user, get mode 0644 and the current time. A directory at a path is
 // ErrIsDir. The returned error is for failures of the whole call (a closed
 // sandbox, a cancelled context).
-func (s *Sandbox) UploadFiles(ctx context.Context, files []FileUpload) ([]FileUploadResponse, error) {
+func (s *Sandbox) UploadFiles(ctx context.Context, files []FileUpload) (_ []FileUploadResponse, err error) {
+	ctx, op := s.begin(ctx, "UploadFiles")
+	defer op.end(&err)
+	op.bytes(uploadBytes(files))
 	out := make([]FileUploadResponse, len(files))
 	var paths []string
 	var idx []int
@@ -225,7 +228,9 @@ func (s *Sandbox) putTar(ctx context.Context, p string, content []byte, uid, gid
 // API, each independently, in input order. Symlinks are followed; a
 // directory is ErrIsDir; files the sandbox's user cannot read are
 // fs.ErrPermission. Nothing is written to the host filesystem.
-func (s *Sandbox) DownloadFiles(ctx context.Context, paths []string) ([]FileDownloadResponse, error) {
+func (s *Sandbox) DownloadFiles(ctx context.Context, paths []string) (resps []FileDownloadResponse, err error) {
+	ctx, op := s.begin(ctx, "DownloadFiles")
+	defer func() { op.bytes(downloadBytes(resps)); op.end(&err) }()
 	out := make([]FileDownloadResponse, len(paths))
 	var abs []string
 	var idx []int

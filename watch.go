@@ -73,7 +73,10 @@ const watchBuffer = 64
 // that does not keep up loses events and gets a WatchOverflow event
 // instead, never blocking the sandbox's other calls nor growing memory.
 // A missing path is an *fs.PathError matching fs.ErrNotExist.
-func (s *Sandbox) Watch(ctx context.Context, path string, recursive bool) (*Watcher, error) {
+func (s *Sandbox) Watch(ctx context.Context, path string, recursive bool) (_ *Watcher, err error) {
+	ctx, op := s.begin(ctx, "Watch")
+	defer op.end(&err)
+	op.path(path)
 	p, err := s.abs("watch", path)
 	if err != nil {
 		return nil, err

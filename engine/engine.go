@@ -96,6 +96,36 @@ type Stopper interface {
 	Start(ctx context.Context, id string) error
 }
 
+// Meter is an Engine that measures what its sandboxes use. A missing
+// sandbox is ErrNotFound; one neither running nor paused, ErrNotRunning.
+// An engine that relays another may return an error wrapping
+// errors.ErrUnsupported.
+type Meter interface {
+	Usage(ctx context.Context, id string) (Usage, error)
+}
+
+// Usage is what a sandbox uses, as its engine measures it (not its
+// helper: the sandbox cannot lie about it). A field the engine cannot
+// measure is zero (Disk: -1).
+type Usage struct {
+	Read    time.Time     // when the engine measured
+	Started time.Time     // when the sandbox's PID 1 started; zero if unknown
+	CPU     time.Duration // CPU time of its processes since it started
+	// Memory is the memory in use now, less the page cache it can drop
+	// (as docker stats shows it; an engine that does not tell the cache
+	// apart, Podman 4.3, counts it).
+	Memory      uint64
+	MemoryPeak  uint64 // the most it used (cgroup v1's max_usage; 0 where the engine does not say)
+	MemoryLimit uint64 // its limit (the host's memory when it has none)
+	Processes   uint64 // its processes, threads counted as the pids cgroup counts them
+	NetworkRx   uint64 // bytes its network interfaces received
+	NetworkTx   uint64 // bytes its network interfaces sent
+	// Disk is the bytes in its writable layer (its working directory
+	// included unless that is a tmpfs, which counts as Memory); -1 if
+	// unknown.
+	Disk int64
+}
+
 // Stream is a process started by Exec: its stdin, stdout and stderr.
 // Both readers must be read (or the stream closed): an engine may carry
 // them on one connection, where an unread one stalls the other.

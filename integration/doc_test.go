@@ -8,8 +8,8 @@
 // stop, lifetime, Attach, List and Prune), exec_* (Execute, Cmd, the
 // helper's channel), process_* (StartProcess), files_* (the file calls, FS,
 // transfer, Watch), ports_* (Dial, the port socket), snapshot_* (Snapshot,
-// Persist and Hydrate), pool_*, engine_*, hostile_* (a sandbox, helper or
-// output that attacks the host), faults_* (the daemon or host failing),
-// bench_* and soak_test.go; helpers_* and main_test.go hold the shared
-// helpers.
+// Persist and Hydrate), pool_*, engine_*, usage_test.go (Usage,
+// WatchUsage), hostile_* (a sandbox, helper or output that attacks the
+// host), faults_* (the daemon or host failing), bench_* and soak_test.go;
+// helpers_* and main_test.go hold the shared helpers.
 package integration

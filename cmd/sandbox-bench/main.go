@@ -8,7 +8,9 @@
 // files as "walkdir_10k" (beside find over them in the container,
 // "find_10k"), Pause and Resume of a sandbox running a command as "pause"
 // and "resume" (beside the engine's own "docker_pause" and
-// "docker_unpause" of it), and the host process's peak RSS while one
+// "docker_unpause" of it), one Usage call as "usage" (beside the engine's
+// own one-shot stats, "docker_stats"; calls back to back as
+// "usage_back_to_back"), and the host process's peak RSS while one
 // command prints 256 MiB.
 //
 //	go run ./cmd/sandbox-bench -image python:3.13-slim -n 20 [-load]
@@ -17,7 +19,8 @@
 // module's k8s/cmd/sandbox-bench is the same command with -engine
 // kubernetes, where the keys Kubernetes cannot have are left out:
 // published_port_mb_s and forward_ratio (no published port), pause,
-// resume, docker_pause, docker_unpause, the docker_cp keys and -durable's.
+// resume, docker_pause, docker_unpause, the usage keys, the docker_cp keys
+// and -durable's.
 package main
 
 import (

@@ -19,7 +19,7 @@ import (
 )
 
 // subcommands are the commands of the CLI.
-var subcommands = []string{"create", "exec", "cp", "ls", "rm", "prune"}
+var subcommands = []string{"create", "exec", "cp", "ls", "rm", "prune", "stats"}
 
 // -h, on the command and on each subcommand, prints the usage on stdout
 // and exits 0; an unknown subcommand is named; a bad flag is reported

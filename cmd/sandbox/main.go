@@ -9,6 +9,7 @@
 //	sandbox prune [flags]                  remove the sandboxes the filters select
 //	sandbox mcp [flags]                    run the MCP server (the sandbox-mcp command)
 //	sandbox port-forward [flags] ID [HOSTADDR:]HOSTPORT:PORT  forward a host port into a sandbox until interrupted
+//	sandbox stats [-json] [-watch [-interval 1s]] ID  print a sandbox's CPU, memory, processes, network and disk use
 //
 // Every command that prints data takes -json (or --json); the JSON keys
 // are snake_case:
@@ -20,6 +21,7 @@
 //	rm -json      ["0123456789ab", ...]  (the IDs removed)
 //	prune -json   ["0123456789ab", ...]  (the IDs removed)
 //	port-forward -json  {"id", "host_addr", "port"} (once listening)
+//	stats -json   {"id", "read", "cpu_ns", "cpu_percent", "memory_bytes", ...} (one line per sample)
 //
 // ls and prune take the same filters, which combine with AND: -owner,
 // -label key=value (repeatable), -older-than DURATION, -dead-owners;

@@ -98,6 +98,9 @@ func Run(t *testing.T, e engine.Engine, image string) {
 	t.Run("Copy", func(t *testing.T) { testCopy(t, e, id, spec) })
 	t.Run("Cancelled", func(t *testing.T) { testCancelled(t, e, id) })
 	t.Run("Missing", func(t *testing.T) { testMissing(t, e) })
+	if m, ok := e.(engine.Meter); ok {
+		t.Run("Usage", func(t *testing.T) { testUsage(t, m, id) })
+	}
 	if p, ok := e.(engine.Pauser); ok {
 		t.Run("Pause", func(t *testing.T) { testPause(t, e, p, id) })
 	}
@@ -396,6 +399,28 @@ func testMissing(t *testing.T, e engine.Engine) {
 	}
 }
 
+// testUsage: a Meter measures the running sandbox (or says
+// errors.ErrUnsupported, as a relay of an engine that cannot), and a
+// missing one is ErrNotFound.
+func testUsage(t *testing.T, m engine.Meter, id string) {
+	u, err := m.Usage(testCtx(t), id)
+	if errors.Is(err, errors.ErrUnsupported) {
+		t.Skipf("Usage: %v", err)
+	}
+	if err != nil {
+		t.Fatalf("Usage: %v", err)
+	}
+	if u.Read.IsZero() || time.Since(u.Read) > time.Hour || !u.Started.IsZero() && u.Started.After(u.Read) {
+		t.Errorf("Usage read at %v, started %v", u.Read, u.Started)
+	}
+	if u.Disk < -1 {
+		t.Errorf("Usage Disk %d, want -1 (unknown) or more", u.Disk)
+	}
+	if _, err := m.Usage(testCtx(t), "dockersandbox-enginetest-missing"); !errors.Is(err, engine.ErrNotFound) {
+		t.Errorf("Usage of a missing sandbox: %v, want ErrNotFound", err)
+	}
+}
+
 func testPause(t *testing.T, e engine.Engine, p engine.Pauser, id string) {
 	if err := p.Pause(testCtx(t), id); err != nil {
 		t.Fatalf("Pause: %v", err)
@@ -433,6 +458,11 @@ func testStop(t *testing.T, e engine.Engine, s engine.Stopper, id string) {
 			st.Close()
 		}
 		t.Errorf("Exec in a stopped sandbox: %v, want ErrNotRunning", err)
+	}
+	if m, ok := e.(engine.Meter); ok {
+		if _, err := m.Usage(testCtx(t), id); !errors.Is(err, engine.ErrNotRunning) && !errors.Is(err, errors.ErrUnsupported) {
+			t.Errorf("Usage of a stopped sandbox: %v, want ErrNotRunning", err)
+		}
 	}
 	if err := s.Start(testCtx(t), id); err != nil {
 		t.Fatalf("Start: %v", err)

@@ -105,6 +105,13 @@ func Main(engines *engineflag.Set, args []string) {
 			fmt.Fprintln(os.Stderr, "sandbox-bench: pause comparison skipped:", err)
 		}
 	}
+	if m, err := b.usage(ctx); err == nil { // usage.go
+		for k, v := range m {
+			out[k] = v
+		}
+	} else { // Kubernetes cannot measure a pod (errors.ErrUnsupported)
+		fmt.Fprintln(os.Stderr, "sandbox-bench: usage skipped:", err)
+	}
 	b.addPorts(ctx, out) // dial_rtt, forward_mb_s, published_port_mb_s (ports.go)
 	if b.docker() {
 		if m, err := b.egress(ctx); err == nil { // egress.go

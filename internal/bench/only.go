@@ -11,9 +11,10 @@ import (
 // onlyGroups are the groups -only can run by themselves: "ops" (the shared
 // channel's operations, for same-run baselines such as read_1k), "ports"
 // (dial_rtt, forward_mb_s, published_port_mb_s, forward_ratio), "egress"
-// (egress_rtt, direct_rtt, egress_mb_s, direct_mb_s; Docker only) and
-// "processes" (start_process, poll_output, call_after_idle).
-var onlyGroups = []string{"ops", "ports", "egress", "processes"}
+// (egress_rtt, direct_rtt, egress_mb_s, direct_mb_s; Docker only),
+// "processes" (start_process, poll_output, call_after_idle) and "usage"
+// (usage, docker_stats, usage_back_to_back).
+var onlyGroups = []string{"ops", "ports", "egress", "processes", "usage"}
 
 // runOnly runs the comma-separated groups of list, in the order given,
 // prints their keys as JSON, and reports whether it ran anything (an empty
@@ -41,6 +42,12 @@ func runOnly(ctx context.Context, b *bench, list string) bool {
 			}
 		case "processes":
 			m, err := b.processes(ctx)
+			fail(err)
+			for k, v := range m {
+				out[k] = v
+			}
+		case "usage":
+			m, err := b.usage(ctx)
 			fail(err)
 			for k, v := range m {
 				out[k] = v

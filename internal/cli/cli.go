@@ -31,6 +31,7 @@ commands:
   port-forward [flags] ID [HOSTADDR:]HOSTPORT:PORT
                                  forward a host port (127.0.0.1 by default) to PORT in a sandbox until interrupted
   egress [flags] ID              serve the egress of a sandbox made with create -egress-allow until interrupted
+  stats [flags] ID               print a sandbox's CPU, memory, processes, network and disk use (-watch: until interrupted)
 
 Every command that prints data takes -json (snake_case keys); every command
 but mcp takes -engine docker (default; Podman through DOCKER_HOST) or another
@@ -56,6 +57,7 @@ var commands = map[string]func(ctx context.Context, args []string) error{
 	"mcp":          mcp,
 	"port-forward": portForward,
 	"egress":       egressCmd,
+	"stats":        stats,
 }
 
 // Config is what a binary's main gives Main.

@@ -13,6 +13,7 @@ import (
 	"fmt"
 	"io"
 	"strings"
+	"sync/atomic"
 	"time"
 
 	"github.com/dockersandbox/sandbox/engine"
@@ -34,6 +35,8 @@ type Engine struct {
 	Discard func(id string) error
 
 	own bool // Close closes Client
+
+	netSwap atomic.Int32 // Podman before 4.4 swaps rx and tx (usage.go): 0 not known yet, 1 no, 2 yes
 }
 
 var (

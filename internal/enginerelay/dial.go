@@ -14,7 +14,8 @@ import (
 )
 
 // Dial returns the engine served at addr (a unix socket's path), as an
-// engine.Pauser and engine.Stopper only if the served engine is one.
+// engine.Pauser and engine.Stopper only if the served engine is one, and
+// as an engine.Meter always.
 func Dial(addr string) (engine.Engine, error) {
 	c := &client{addr: addr}
 	ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
@@ -74,6 +75,16 @@ func (c *pauseStopClient) CopyTo(ctx context.Context, id, dir string, tar io.Rea
 func (c *pauseStopClient) CopyFrom(ctx context.Context, id, path string) (io.ReadCloser, error) {
 	return c.pauserClient.CopyFrom(ctx, id, path)
 }
+func (c *pauseStopClient) Usage(ctx context.Context, id string) (engine.Usage, error) {
+	return c.pauserClient.Usage(ctx, id)
+}
+
+var (
+	_ engine.Meter = (*client)(nil)
+	_ engine.Meter = (*pauserClient)(nil)
+	_ engine.Meter = (*stopperClient)(nil)
+	_ engine.Meter = (*pauseStopClient)(nil)
+)
 
 // Pause pauses id.
 func (c pauserClient) Pause(ctx context.Context, id string) error {
@@ -172,6 +183,19 @@ func (c *client) List(ctx context.Context, labels map[string]string) ([]engine.I
 	var res result
 	err := c.unary(ctx, &request{Op: "list", Labels: labels}, &res)
 	return res.Infos, err
+}
+
+// Usage measures id, if the served engine can (else an error wrapping
+// errors.ErrUnsupported).
+func (c *client) Usage(ctx context.Context, id string) (engine.Usage, error) {
+	var res result
+	if err := c.unary(ctx, &request{Op: "usage", ID: id}, &res); err != nil {
+		return engine.Usage{}, err
+	}
+	if res.Usage == nil {
+		return engine.Usage{}, fmt.Errorf("enginerelay: usage of %s: no answer", id)
+	}
+	return *res.Usage, nil
 }
 
 // Remove removes id.

@@ -75,16 +75,21 @@ func TestConformance(t *testing.T) {
 	if dp != rp || ds != rs {
 		t.Errorf("relay Pauser %v Stopper %v, served engine's %v %v", rp, rs, dp, ds)
 	}
+	if _, ok := r.(engine.Meter); !ok {
+		t.Error("relay is not an engine.Meter")
+	}
 	for _, image := range []string{testenv.BusyboxImage, testenv.DebianImage} {
 		t.Run(image, func(t *testing.T) { enginetest.Run(t, r, image) })
 	}
 }
 
-// plain hides the Docker engine's Pauser and Stopper.
+// plain hides the Docker engine's Pauser, Stopper and Meter.
 type plain struct{ engine.Engine }
 
 // TestOptionalInterfaces: an engine without Pauser or Stopper is relayed
-// without them, and its errors keep their sentinels.
+// without them, and its errors keep their sentinels; the relay is a Meter
+// whatever it serves, whose Usage is errors.ErrUnsupported when the
+// served engine is not one.
 func TestOptionalInterfaces(t *testing.T) {
 	testenv.MustHaveEngine(t)
 	r := relay(t, plain{dockerEngine(t)})
@@ -103,6 +108,17 @@ func TestOptionalInterfaces(t *testing.T) {
 	_, err = r.Exec(ctx, "dockersandbox-no-such-container", []string{"true"}, "")
 	if !errors.Is(err, engine.ErrNotFound) {
 		t.Errorf("Exec in a missing sandbox: %v, want ErrNotFound", err)
+	}
+	m, ok := r.(engine.Meter)
+	if !ok {
+		t.Fatal("relay of an engine without Meter is not a Meter")
+	}
+	if _, err := m.Usage(ctx, "dockersandbox-no-such-container"); !errors.Is(err, errors.ErrUnsupported) {
+		t.Errorf("Usage relayed from an engine without Meter: %v, want errors.ErrUnsupported", err)
+	}
+	_, err = relay(t, dockerEngine(t)).(engine.Meter).Usage(ctx, "dockersandbox-no-such-container")
+	if !errors.Is(err, engine.ErrNotFound) {
+		t.Errorf("Usage of a missing sandbox through the relay: %v, want ErrNotFound", err)
 	}
 }
 

@@ -110,6 +110,15 @@ func serveConn(ctx context.Context, c net.Conn, e engine.Engine) {
 		} else {
 			err = s.Start(ctx, req.ID)
 		}
+	case "usage":
+		m, ok := e.(engine.Meter)
+		if !ok {
+			err = fmt.Errorf("enginerelay: %s cannot measure a sandbox's usage: %w", e.Name(), errors.ErrUnsupported)
+			break
+		}
+		var u engine.Usage
+		u, err = m.Usage(ctx, req.ID)
+		res.Usage = &u
 	default:
 		err = fmt.Errorf("enginerelay: unknown operation %q", req.Op)
 	}

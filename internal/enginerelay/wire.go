@@ -16,9 +16,11 @@
 // ErrNotRunning, ErrPaused, ErrUnreachable, ErrIsDir, ErrImageNotFound, errors.ErrUnsupported,
 // fs.ErrNotExist, syscall.ENOSPC, context.Canceled and DeadlineExceeded),
 // and the client is an engine.Pauser or engine.Stopper only if the served
-// engine is. The helper binary (engine.Spec.Helper.Binary, a function) is
-// not sent: the server uses the one of its own build (helperbin.For),
-// which is the client's when both are built from one checkout.
+// engine is; it is always an engine.Meter, whose Usage wraps
+// errors.ErrUnsupported when the served engine is not one. The helper
+// binary (engine.Spec.Helper.Binary, a function) is not sent: the server
+// uses the one of its own build (helperbin.For), which is the client's
+// when both are built from one checkout.
 package enginerelay
 
 import (
@@ -79,6 +81,7 @@ type result struct {
 	Info  *engine.Info  `json:"info,omitempty"`
 	Infos []engine.Info `json:"infos,omitempty"`
 	Hello *hello        `json:"hello,omitempty"`
+	Usage *engine.Usage `json:"usage,omitempty"`
 }
 
 // hello describes the served engine.

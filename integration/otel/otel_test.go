@@ -1,0 +1,254 @@
+package otel_test
+
+import (
+	"context"
+	"fmt"
+	"io"
+	"log/slog"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/dockersandbox/sandbox"
+	"github.com/dockersandbox/sandbox/internal/sandboxtest"
+	"github.com/dockersandbox/sandbox/internal/testenv"
+	"go.opentelemetry.io/otel"
+	"go.opentelemetry.io/otel/attribute"
+	"go.opentelemetry.io/otel/codes"
+	sdktrace "go.opentelemetry.io/otel/sdk/trace"
+	"go.opentelemetry.io/otel/sdk/trace/tracetest"
+	"go.opentelemetry.io/otel/trace"
+	"go.opentelemetry.io/otel/trace/noop"
+)
+
+// TestMain builds the test images if needed and fails the run if a test
+// leaves a sandbox behind.
+func TestMain(m *testing.M) { testenv.Main(m) }
+
+func testCtx(t testing.TB) context.Context {
+	t.Helper()
+	testenv.MustHaveEngine(t)
+	ctx, cancel := context.WithTimeout(context.Background(), 2*time.Minute)
+	t.Cleanup(cancel)
+	return ctx
+}
+
+// newSandbox makes a busybox sandbox with opts under ctx's span, closed
+// at the test's end.
+func newSandbox(ctx context.Context, t testing.TB, opts ...sandbox.Option) *sandbox.Sandbox {
+	t.Helper()
+	sb, err := sandbox.New(ctx, append(append(sandboxtest.Base(), sandbox.WithImage(testenv.BusyboxImage)), opts...)...)
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { _ = sandboxtest.CloseAgain(sb, sb.Close()) })
+	return sb
+}
+
+// recorder is a provider whose spans the test reads.
+func recorder() (*sdktrace.TracerProvider, *tracetest.InMemoryExporter) {
+	exp := tracetest.NewInMemoryExporter()
+	return sdktrace.NewTracerProvider(sdktrace.WithSyncer(exp)), exp
+}
+
+// attrs returns a span's attributes by key.
+func attrs(s tracetest.SpanStub) map[attribute.Key]attribute.Value {
+	m := map[attribute.Key]attribute.Value{}
+	for _, kv := range s.Attributes {
+		m[kv.Key] = kv.Value
+	}
+	return m
+}
+
+// TestSpans: a span per call, children of the caller's span, with the
+// sandbox's ID, the call, bytes, the exit code and the path, no command
+// by default, an error's status; the command sees the trace in
+// TRACEPARENT, as the Execute span's child.
+func TestSpans(t *testing.T) {
+	tp, exp := recorder()
+	ctx, root := tp.Tracer("test").Start(testCtx(t), "root")
+	sb := newSandbox(ctx, t, sandbox.WithTracerProvider(tp))
+	res, err := sb.Execute(ctx, "echo $TRACEPARENT; exit 3")
+	if err != nil || res.ExitCode != 3 {
+		t.Fatalf("Execute: %+v, %v", res, err)
+	}
+	if err := sb.Write(ctx, "f.txt", []byte("abc")); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := sb.Read(ctx, "missing.txt"); err == nil {
+		t.Fatal("Read of a missing file: no error")
+	}
+	p, err := sb.StartProcess(ctx, "echo $TRACEPARENT")
+	if err != nil {
+		t.Fatal(err)
+	}
+	if _, err := p.Wait(ctx); err != nil {
+		t.Fatal(err)
+	}
+	out, err := p.Read(ctx, 0)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := sb.Close(); err != nil {
+		t.Fatal(err)
+	}
+	root.End()
+
+	spans := map[string]tracetest.SpanStub{}
+	ours := map[trace.SpanID]string{}
+	var names []string
+	for _, s := range exp.GetSpans() {
+		if s.Name == "root" || strings.HasPrefix(s.Name, "sandbox.") {
+			names = append(names, s.Name)
+			spans[s.Name] = s
+			ours[s.SpanContext.SpanID()] = s.Name
+		}
+	}
+	want := "sandbox.New sandbox.Execute sandbox.Write sandbox.Read sandbox.StartProcess sandbox.Process.Wait sandbox.Process.Read sandbox.Close root"
+	if strings.Join(names, " ") != want {
+		t.Fatalf("spans %q, want %q", names, want)
+	}
+	for _, s := range exp.GetSpans() {
+		switch {
+		case s.Name == "root":
+			continue
+		case !strings.HasPrefix(s.Name, "sandbox."):
+			// The Docker client's own spans (otelhttp): children of the
+			// call that made them, New's create, copy and start, say.
+			if _, ok := ours[s.Parent.SpanID()]; !ok {
+				t.Errorf("the engine's span %q: parent %v, not one of the library's", s.Name, s.Parent.SpanID())
+			}
+			continue
+		case s.Name == "sandbox.Close":
+			// Close takes no context: a root, linked to the New that made
+			// the handle.
+			if s.Parent.IsValid() || len(s.Links) != 1 || s.Links[0].SpanContext.SpanID() != spans["sandbox.New"].SpanContext.SpanID() {
+				t.Errorf("Close: parent %v, links %v; want none, and a link to New's span", s.Parent.SpanID(), s.Links)
+			}
+		case s.Parent.SpanID() != root.SpanContext().SpanID() || s.SpanContext.TraceID() != root.SpanContext().TraceID():
+			t.Errorf("%s: parent %v, want the caller's span %v", s.Name, s.Parent.SpanID(), root.SpanContext().SpanID())
+		}
+		if s.SpanKind != trace.SpanKindClient {
+			t.Errorf("%s: kind %v, want client", s.Name, s.SpanKind)
+		}
+		a := attrs(s)
+		if a["sandbox.id"].AsString() != sb.ID() || "sandbox."+a["sandbox.operation"].AsString() != s.Name {
+			t.Errorf("%s: sandbox.id %q, sandbox.operation %q", s.Name, a["sandbox.id"].AsString(), a["sandbox.operation"].AsString())
+		}
+		if _, ok := a["sandbox.command"]; ok {
+			t.Errorf("%s: a command recorded by default", s.Name)
+		}
+	}
+	ex := spans["sandbox.Execute"]
+	if a := attrs(ex); a["sandbox.exit_code"].AsInt64() != 3 || a["sandbox.bytes"].AsInt64() != int64(len(res.Output)) {
+		t.Errorf("Execute's attributes %v", ex.Attributes)
+	}
+	tp0 := fmt.Sprintf("00-%s-%s-01", ex.SpanContext.TraceID(), ex.SpanContext.SpanID())
+	if strings.TrimSpace(res.Output) != tp0 {
+		t.Errorf("the command's TRACEPARENT %q, want the Execute span's %q", res.Output, tp0)
+	}
+	start := spans["sandbox.StartProcess"]
+	if tp1 := fmt.Sprintf("00-%s-%s-01", start.SpanContext.TraceID(), start.SpanContext.SpanID()); strings.TrimSpace(string(out.Data)) != tp1 {
+		t.Errorf("the process's TRACEPARENT %q, want the StartProcess span's %q", out.Data, tp1)
+	}
+	if a := attrs(spans["sandbox.Write"]); a["sandbox.path"].AsString() != "f.txt" || a["sandbox.bytes"].AsInt64() != 3 {
+		t.Errorf("Write's attributes %v", spans["sandbox.Write"].Attributes)
+	}
+	rd := spans["sandbox.Read"]
+	if rd.Status.Code != codes.Error || !strings.Contains(rd.Status.Description, "missing.txt") || len(rd.Events) == 0 || rd.Events[0].Name != "exception" {
+		t.Errorf("the failed Read's status %+v, events %v", rd.Status, rd.Events)
+	}
+}
+
+// TestSpansCommandAndEnv: a Redact that allows it puts the command in the
+// span; a command's own TRACEPARENT is kept; without WithTracerProvider
+// the global provider gets the spans.
+func TestSpansCommandAndEnv(t *testing.T) {
+	tp, exp := recorder()
+	prev := otel.GetTracerProvider()
+	otel.SetTracerProvider(tp)
+	t.Cleanup(func() { otel.SetTracerProvider(prev) })
+	ctx, root := tp.Tracer("test").Start(testCtx(t), "root")
+	sb := newSandbox(ctx, t, sandbox.WithRedact(func(kind, text string) string { return text }))
+	res, err := sb.Execute(ctx, "echo $TRACEPARENT", sandbox.ExecEnv("TRACEPARENT=mine"))
+	if err != nil || res.Output != "mine\n" {
+		t.Fatalf("a command's own TRACEPARENT: %q, %v", res.Output, err)
+	}
+	out, err := sb.Command(ctx, "echo $TRACEPARENT").Output()
+	if err != nil || !strings.HasPrefix(string(out), "00-"+root.SpanContext().TraceID().String()+"-") {
+		t.Fatalf("Command's TRACEPARENT %q (%v), want the trace %s", out, err, root.SpanContext().TraceID())
+	}
+	root.End()
+	var got []string
+	for _, s := range exp.GetSpans() { // the library's, and the Docker client's under them
+		if s.Name == "sandbox.Execute" || s.Name == "sandbox.Command" {
+			got = append(got, s.Name+": "+attrs(s)["sandbox.command"].AsString())
+		}
+	}
+	if want := []string{"sandbox.Execute: echo $TRACEPARENT", "sandbox.Command: echo $TRACEPARENT"}; strings.Join(got, "|") != strings.Join(want, "|") {
+		t.Errorf("spans with their commands %q, want %q", got, want)
+	}
+}
+
+// BenchmarkObserve: the cost of tracing (the SDK, every span sampled, a
+// batcher to an exporter that drops them) and of auditing (slog's JSON
+// handler to io.Discard) on exec_echo and read_1k, beside the same calls
+// without them: each iteration makes the call on each of three sandboxes
+// in turn, so that a busier moment of the machine weighs on the three
+// alike; the metrics are each one's time per call and the difference.
+// "refused" is a call the library refuses before any I/O (a Read of ""):
+// the observation's own cost.
+func BenchmarkObserve(b *testing.B) {
+	tp := sdktrace.NewTracerProvider(sdktrace.WithBatcher(tracetest.NewNoopExporter()))
+	b.Cleanup(func() { _ = tp.Shutdown(context.Background()) })
+	ctx := testCtx(b)
+	noop := sandbox.WithTracerProvider(noop.NewTracerProvider())
+	kinds := []struct {
+		name string
+		sb   *sandbox.Sandbox
+	}{
+		{"plain", newSandbox(ctx, b, noop)},
+		{"traced", newSandbox(ctx, b, sandbox.WithTracerProvider(tp))},
+		{"audited", newSandbox(ctx, b, noop, sandbox.WithAudit(slog.NewJSONHandler(io.Discard, nil)))},
+	}
+	for _, k := range kinds {
+		if err := k.sb.Write(ctx, "1k", []byte(strings.Repeat("x", 1023)+"\n")); err != nil {
+			b.Fatal(err)
+		}
+	}
+	calls := []struct {
+		name string
+		call func(sb *sandbox.Sandbox) error
+	}{
+		{"exec_echo", func(sb *sandbox.Sandbox) error { _, err := sb.Execute(ctx, "echo hi"); return err }},
+		{"read_1k", func(sb *sandbox.Sandbox) error { _, err := sb.Read(ctx, "1k"); return err }},
+		{"refused", func(sb *sandbox.Sandbox) error {
+			if _, err := sb.Read(ctx, ""); err == nil {
+				return fmt.Errorf("a Read of \"\" succeeded")
+			}
+			return nil
+		}},
+	}
+	for _, c := range calls {
+		b.Run(c.name, func(b *testing.B) {
+			var took [3]time.Duration
+			n := 0
+			for b.Loop() {
+				for i, k := range kinds {
+					t0 := time.Now()
+					if err := c.call(k.sb); err != nil {
+						b.Fatal(err)
+					}
+					took[i] += time.Since(t0)
+				}
+				n++
+			}
+			per := func(i int) float64 { return float64(took[i].Nanoseconds()) / float64(n) }
+			for i, k := range kinds {
+				b.ReportMetric(per(i), k.name+"-ns/call")
+			}
+			b.ReportMetric(100*(per(1)/per(0)-1), "traced-%")
+			b.ReportMetric(100*(per(2)/per(0)-1), "audited-%")
+		})
+	}
+}
