@@ -242,9 +242,11 @@ func TestUsageWatch(t *testing.T) {
 func TestUsageStates(t *testing.T) {
 	t.Parallel()
 	requireMeter(t)
-	ctx := testCtx(t)
+	// Each subtest has a context of its own: they run after this function
+	// returns, when -parallel lets them, which can be past a minute.
 	t.Run("paused", func(t *testing.T) {
 		t.Parallel()
+		ctx := testCtx(t)
 		requirePauser(t)
 		sb := newSandbox(t, testenv.BusyboxImage)
 		require.NoError(t, sb.Pause(ctx))
@@ -257,6 +259,7 @@ func TestUsageStates(t *testing.T) {
 	})
 	t.Run("stopped", func(t *testing.T) {
 		t.Parallel()
+		ctx := testCtx(t)
 		requireStopper(t)
 		sb := newSandbox(t, testenv.BusyboxImage)
 		require.NoError(t, sb.Stop(ctx))
@@ -268,6 +271,7 @@ func TestUsageStates(t *testing.T) {
 	})
 	t.Run("gone", func(t *testing.T) {
 		t.Parallel()
+		ctx := testCtx(t)
 		sb := newSandbox(t, testenv.BusyboxImage)
 		require.NoError(t, removeBox(t, sb.ID()))
 		_, err := sb.Usage(ctx)
@@ -275,6 +279,7 @@ func TestUsageStates(t *testing.T) {
 	})
 	t.Run("closed", func(t *testing.T) {
 		t.Parallel()
+		ctx := testCtx(t)
 		sb := newSandbox(t, testenv.BusyboxImage)
 		require.NoError(t, sb.Close())
 		_, err := sb.Usage(ctx)
