@@ -93,15 +93,25 @@ func (s *Sandbox) beginDetached(name string) *op {
 	if s.obs == nil {
 		return nil
 	}
-	_, p := s.obs.begin(context.Background(), name, s.ID(), trace.WithLinks(trace.Link{SpanContext: s.made}))
+	_, p := s.obs.begin(context.Background(), name, s.ID(), clientSpan, trace.WithLinks(trace.Link{SpanContext: s.made}))
 	return p
 }
+
+// clientSpan is the kind of the library's spans (a call to the sandbox).
+var clientSpan = trace.WithSpanKind(trace.SpanKindClient)
+
+// clientSpanOnly is the start options of a span with no link, made once:
+// not one slice per call.
+var clientSpanOnly = []trace.SpanStartOption{clientSpan}
 
 func (ob *observer) begin(ctx context.Context, name, id string, opts ...trace.SpanStartOption) (context.Context, *op) {
 	if ob == nil {
 		return ctx, nil
 	}
-	ctx, span := ob.tracer.Start(ctx, "sandbox."+name, append(opts, trace.WithSpanKind(trace.SpanKindClient))...)
+	if len(opts) == 0 {
+		opts = clientSpanOnly
+	}
+	ctx, span := ob.tracer.Start(ctx, "sandbox."+name, opts...)
 	if ob.audit == nil && !span.IsRecording() {
 		return ctx, nil
 	}

@@ -228,12 +228,19 @@ func TestUsageWatch(t *testing.T) {
 	assert.Equal(t, 1, n)
 	assert.Less(t, time.Since(cancelled), 2*time.Second)
 
-	n = 0
-	for _, err := range sb.WatchUsage(testCtx(t), 10*time.Millisecond) {
-		assert.ErrorIs(t, err, sandbox.ErrInvalidOption)
+	watchFailsOnce(t, sb, 10*time.Millisecond, sandbox.ErrInvalidOption)
+}
+
+// watchFailsOnce asserts that WatchUsage every interval yields one sample,
+// failed with want, and stops.
+func watchFailsOnce(t *testing.T, sb *sandbox.Sandbox, every time.Duration, want error) {
+	t.Helper()
+	n := 0
+	for _, err := range sb.WatchUsage(testCtx(t), every) {
+		assert.ErrorIs(t, err, want)
 		n++
 	}
-	assert.Equal(t, 1, n)
+	assert.Equal(t, 1, n, "a failed sample ends the watch")
 }
 
 // TestUsageStates: a paused sandbox is measured and stays paused; a
@@ -284,12 +291,7 @@ func TestUsageStates(t *testing.T) {
 		require.NoError(t, sb.Close())
 		_, err := sb.Usage(ctx)
 		assert.ErrorIs(t, err, sandbox.ErrClosed)
-		n := 0
-		for _, err := range sb.WatchUsage(ctx, time.Second) {
-			assert.ErrorIs(t, err, sandbox.ErrClosed)
-			n++
-		}
-		assert.Equal(t, 1, n)
+		watchFailsOnce(t, sb, time.Second, sandbox.ErrClosed)
 	})
 }
 
@@ -323,12 +325,7 @@ func TestUsageUnsupported(t *testing.T) {
 		_, err := sb.Usage(testCtx(t))
 		require.ErrorIs(t, err, errors.ErrUnsupported)
 		assert.Contains(t, err.Error(), name)
-		n := 0
-		for _, err := range sb.WatchUsage(testCtx(t), time.Second) {
-			assert.ErrorIs(t, err, errors.ErrUnsupported)
-			n++
-		}
-		assert.Equal(t, 1, n, "a failed sample ends the watch")
+		watchFailsOnce(t, sb, time.Second, errors.ErrUnsupported)
 	}
 	if testenv.EngineName() == "kubernetes" {
 		check(t, newSandbox(t, testenv.BusyboxImage), "kubernetes")
