@@ -56,10 +56,19 @@ func IsPodman(ctx context.Context, cli API) bool {
 	if err != nil {
 		return false
 	}
-	for _, c := range v.Components {
-		if strings.Contains(strings.ToLower(c.Name), "podman") {
-			return true
-		}
+	if _, ok := podmanComponent(v); ok {
+		return true
 	}
 	return strings.Contains(strings.ToLower(v.Platform.Name), "podman")
+}
+
+// podmanComponent returns the version of the Podman component of the
+// daemon's version answer, if it has one.
+func podmanComponent(v client.ServerVersionResult) (version string, ok bool) {
+	for _, c := range v.Components {
+		if strings.Contains(strings.ToLower(c.Name), "podman") {
+			return c.Version, true
+		}
+	}
+	return "", false
 }

@@ -6,7 +6,6 @@ import (
 	"errors"
 	"fmt"
 	"io"
-	"strings"
 	"time"
 
 	"github.com/dockersandbox/sandbox/engine"
@@ -92,13 +91,13 @@ func (d *Engine) swapsNetwork(ctx context.Context) bool {
 	if err != nil {
 		return false // asked again next time
 	}
-	swapped := false
-	for _, c := range v.Components {
-		if strings.Contains(strings.ToLower(c.Name), "podman") {
-			swapped = podmanBefore44(c.Version)
-		}
+	version, _ := podmanComponent(v)
+	swapped := podmanBefore44(version)
+	known := int32(1)
+	if swapped {
+		known = 2
 	}
-	d.netSwap.Store(map[bool]int32{false: 1, true: 2}[swapped])
+	d.netSwap.Store(known)
 	return swapped
 }
 
