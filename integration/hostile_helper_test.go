@@ -672,6 +672,7 @@ func TestHostileFrozenDaemon(t *testing.T) {
 				},
 				"snapshot": func(ctx context.Context) error { _, err := sb.Snapshot(ctx); return err },
 				"persist":  func(ctx context.Context) error { return sb.Persist(ctx, io.Discard) },
+				"usage":    func(ctx context.Context) error { _, err := sb.Usage(ctx); return err },
 			} {
 				r := runTimed(bound, call(fn))
 				if r.within(t, name+" on a frozen daemon", bound) {
