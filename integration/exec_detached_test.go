@@ -83,7 +83,7 @@ func liveSleeps(t *testing.T, sb *sandbox.Sandbox, forms map[int]string) []strin
 // times out or its context is cancelled, on the shared channel and on an
 // exec of its own; a command that ends on its own leaves them running.
 func TestDetachedProcessesDie(t *testing.T) {
-	skipInShort(t)
+	skipInShortOnDocker(t)
 	t.Parallel()
 	for _, shared := range []bool{true, false} {
 		t.Run(fmt.Sprintf("shared=%v", shared), func(t *testing.T) {

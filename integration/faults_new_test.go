@@ -120,7 +120,7 @@ func state(t *testing.T, cli *client.Client, id string) container.ContainerState
 // (the container).
 func TestCrashInsideNew(t *testing.T) {
 	testenv.RequireDocker(t, "a container created and never started is Docker's two-step create (a pod is created running)")
-	skipInShort(t)
+	skipInShortOnDocker(t)
 	t.Parallel()
 	if testenv.Podman(t) && os.Geteuid() != 0 {
 		t.Skip("rootless Podman: the child's pid is checked on this host all the same")

@@ -22,7 +22,7 @@ import (
 // kill (exit 137, OOMKilled), distinct from another SIGKILL; the sandbox
 // keeps working.
 func TestOutOfMemory(t *testing.T) {
-	skipInShort(t)
+	skipInShortOnDocker(t)
 	t.Parallel()
 	opts := []sandbox.Option{sandbox.WithMemory(64 << 20)}
 	if !testenv.Relayed() { // a Kubernetes node has no swap for pods by default
@@ -87,7 +87,7 @@ func scratch(t *testing.T, size string, bytes int64) sandbox.Option {
 // Docker's archive API) and Edit.
 func TestDiskFull(t *testing.T) {
 	testenv.RequireDocker(t, "a small disk is a sized tmpfs (WithContainerConfig); a pod's emptyDir sizeLimit evicts the pod, it does not say ENOSPC")
-	skipInShort(t)
+	skipInShortOnDocker(t)
 	t.Parallel()
 	sb := newSandbox(t, testenv.BusyboxImage, scratch(t, "2m", 2<<20))
 	ctx := testCtx(t)

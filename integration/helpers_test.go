@@ -9,6 +9,7 @@ import (
 	"testing"
 
 	"github.com/dockersandbox/sandbox"
+	"github.com/dockersandbox/sandbox/internal/sandboxtest"
 	"github.com/dockersandbox/sandbox/internal/testenv"
 	"github.com/stretchr/testify/require"
 )
@@ -102,15 +103,39 @@ func absAll(dir string, names ...string) []string {
 	return out
 }
 
-// skipInShort skips a long test, in -short mode, whose attacker is the
-// container or a private daemon, not the connection to the daemon. CI's
-// TLS stage runs -short: a second dockerd reached over TCP with mutual TLS
-// changes how the library reaches its daemon, nothing inside a container;
-// the Docker, secure-profile and Podman stages run these tests in full.
+// skipInShort skips, in -short mode, a long test: an attack by the
+// container (as root, with the default profile's capabilities) or a
+// private daemon, or a test at scale. CI runs them on Docker only: the
+// library's code under attack is the same on every engine, and no other
+// stage arms the attacker more (the secure profile takes privileges from
+// it, TLS changes only the way to the daemon). The attacks whose outcome
+// is the engine's or the runtime's skip with skipInShortOnDocker and
+// skipInShortOnRunc instead (TESTING.md, "What CI runs, and where").
 func skipInShort(t *testing.T) {
 	t.Helper()
 	if testing.Short() {
-		t.Skip("long, and independent of how the daemon is reached: runs without -short")
+		t.Skip("long, and its attacker the container: runs without -short (CI: on Docker)")
+	}
+}
+
+// skipInShortOnDocker skips, in -short mode, a long attack whose outcome
+// is the engine's (an OOM kill, a full disk, a crash between two daemon
+// calls, detached processes, the host's memory), unless the suite runs on
+// Podman or under gVisor: their CI stages run -short and these with it;
+// Docker's runs them without -short.
+func skipInShortOnDocker(t *testing.T) {
+	t.Helper()
+	if testing.Short() && !sandboxtest.GVisor() && !testenv.Podman(t) {
+		t.Skip("long, and the engine's: runs without -short, and with it on Podman and under gVisor")
+	}
+}
+
+// skipInShortOnRunc is skipInShortOnDocker for an attack whose outcome is
+// the OCI runtime's: -short runs it under gVisor only.
+func skipInShortOnRunc(t *testing.T) {
+	t.Helper()
+	if testing.Short() && !sandboxtest.GVisor() {
+		t.Skip("long, and the runtime's: runs without -short, and with it under gVisor")
 	}
 }
 

@@ -254,7 +254,7 @@ func procStatus(t *testing.T, field string) int64 {
 // offers: a refused 1.5 GiB download, a page of a 50 MiB line, 200 MiB of
 // command output. (Not parallel: other tests' allocations would count.)
 func TestHostMemoryBounded(t *testing.T) {
-	skipInShort(t)
+	skipInShortOnDocker(t)
 	sb := newSandbox(t, testenv.BusyboxImage)
 	ctx := testCtx(t)
 	mustSh(t, sb, "truncate -s 1536M huge.bin && head -c 52428800 /dev/zero | tr '\\0' a > line.txt")

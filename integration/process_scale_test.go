@@ -102,7 +102,7 @@ func (c *countWriter) Write(p []byte) (int, error) {
 // it costs the host a bounded amount of memory, and the shared channel
 // still serves other calls meanwhile.
 func TestProcessFlood(t *testing.T) {
-	skipInShort(t)
+	skipInShortOnRunc(t)
 	t.Parallel()
 	onEachImage(t, func(t *testing.T, sb *sandbox.Sandbox) {
 		ctx := testCtx(t)

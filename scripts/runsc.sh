@@ -27,8 +27,13 @@ if [ -s "$conf" ] && ! grep -q '"runsc"' "$conf"; then
 	exit 1
 fi
 mkdir -p /etc/docker
-printf '{"runtimes": {"runsc": {"path": "%s", "runtimeArgs": %s}}}\n' "$dir/runsc" "$args" >"$conf"
-pkill -HUP -x dockerd
+want=$(printf '{"runtimes": {"runsc": {"path": "%s", "runtimeArgs": %s}}}' "$dir/runsc" "$args")
+if [ "$(cat "$conf" 2>/dev/null)" != "$want" ] || ! docker info 2>/dev/null | grep -q 'Runtimes:.*runsc'; then
+	printf '%s\n' "$want" >"$conf"
+	# The dockerd of /var/run/docker.sock only (its pid file), not the
+	# other dockerds a run may have started (scripts/engines.sh).
+	if [ -s /var/run/docker.pid ]; then kill -HUP "$(cat /var/run/docker.pid)"; else pkill -HUP -x dockerd; fi
+fi
 for _ in $(seq 20); do docker info 2>/dev/null | grep -q 'Runtimes:.*runsc' && break; sleep 0.5; done
 docker info 2>/dev/null | grep -q 'Runtimes:.*runsc' || { echo "FAIL: dockerd did not take the runsc runtime" >&2; exit 1; }
 echo "runsc $version registered: WithRuntime(\"runsc\")"
