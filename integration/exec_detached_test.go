@@ -90,6 +90,9 @@ func TestDetachedProcessesDie(t *testing.T) {
 			onEachImage(t, func(t *testing.T, sb *sandbox.Sandbox) {
 				for i, end := range []string{"timeout", "cancel", "success"} {
 					t.Run(end, func(t *testing.T) {
+						if end == "success" && sandboxtest.GVisor() {
+							t.Skip("under gVisor a background process that exits as its command's reaper exits can end the sandbox (docs/engines.md)")
+						}
 						cmd, forms := detachCommand(t, sb, 7000+100*i)
 						require.NotEmpty(t, forms)
 						ctx, cancel := context.WithCancel(testCtx(t))
@@ -119,8 +122,9 @@ func TestDetachedProcessesDie(t *testing.T) {
 							done <- result{res, err}
 						}()
 						var live []string
-						require.Eventually(t, func() bool { live = liveSleeps(t, sb, forms); return len(live) == len(forms) }, timeout-2*time.Second, 100*time.Millisecond,
-							"the command did not start a process of each form")
+						if !assert.Eventually(t, func() bool { live = liveSleeps(t, sb, forms); return len(live) == len(forms) }, timeout-2*time.Second, 100*time.Millisecond) {
+							t.Fatalf("the command did not start a process of each form: live %q of %q", live, mapValues(forms))
+						}
 						require.ElementsMatch(t, mapValues(forms), live)
 						if end == "cancel" {
 							cancel()

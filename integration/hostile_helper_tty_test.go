@@ -4,8 +4,6 @@ package integration
 
 import (
 	"context"
-	"runtime"
-	"sync/atomic"
 	"testing"
 	"time"
 
@@ -70,27 +68,7 @@ func TestTTYFloodBounded(t *testing.T) {
 	sb := newSandbox(t, testenv.BusyboxImage)
 	ctx := testCtx(t)
 	const total = 64 << 20
-	var ms0 runtime.MemStats
-	runtime.GC()
-	runtime.ReadMemStats(&ms0)
-	var peak atomic.Uint64
-	stop := make(chan struct{})
-	sampled := make(chan struct{})
-	go func() {
-		defer close(sampled)
-		var ms runtime.MemStats
-		for {
-			runtime.ReadMemStats(&ms)
-			if ms.HeapInuse > peak.Load() {
-				peak.Store(ms.HeapInuse)
-			}
-			select {
-			case <-stop:
-				return
-			case <-time.After(20 * time.Millisecond):
-			}
-		}
-	}()
+	stopHeap := testenv.WatchHeap(8 << 20)
 	cmd := sb.Command(ctx, "head -c 67108864 /dev/zero")
 	cmd.TTY = &sandbox.Winsize{Rows: 24, Cols: 80}
 	out, err := cmd.StdoutPipe()
@@ -107,10 +85,8 @@ func TestTTYFloodBounded(t *testing.T) {
 		}
 	}
 	require.NoError(t, cmd.Wait())
-	close(stop)
-	<-sampled
+	base, peak := stopHeap()
 	assert.Equal(t, total, n, "all the output came")
-	grew := int64(peak.Load()) - int64(ms0.HeapInuse)
-	assert.Less(t, grew, int64(16<<20), "heap in use grew while 64 MiB flowed")
-	t.Logf("64 MiB through a terminal: heap in use %d MiB before, peak %d MiB", ms0.HeapInuse>>20, peak.Load()>>20)
+	assert.Less(t, int64(peak)-int64(base), int64(16<<20), "heap in use grew while 64 MiB flowed")
+	t.Logf("64 MiB through a terminal: heap in use %d MiB before, peak %d MiB", base>>20, peak>>20)
 }

@@ -5,9 +5,7 @@ import (
 	"encoding/json"
 	"fmt"
 	"regexp"
-	"runtime"
 	"strings"
-	"sync/atomic"
 	"testing"
 	"time"
 
@@ -157,36 +155,15 @@ func TestCaptureOutput(t *testing.T) {
 		assert.Error(t, err, "the file went")
 	})
 	t.Run("the cap, and host memory", func(t *testing.T) {
-		var peak atomic.Uint64
-		stop, sampled := make(chan struct{}), make(chan struct{})
-		runtime.GC()
-		var ms runtime.MemStats
-		runtime.ReadMemStats(&ms)
-		base := ms.HeapInuse
-		go func() {
-			defer close(sampled)
-			for {
-				var ms runtime.MemStats
-				runtime.ReadMemStats(&ms)
-				if ms.HeapInuse > peak.Load() {
-					peak.Store(ms.HeapInuse)
-				}
-				select {
-				case <-stop:
-					return
-				case <-time.After(20 * time.Millisecond):
-				}
-			}
-		}()
+		stopHeap := testenv.WatchHeap(16 << 20)
 		res := callWithID(t, set, "call_cap", "execute", `{"command": "yes 0123456789abcdef | head -c 200000000; echo END"}`)
-		close(stop)
-		<-sampled
+		base, peak := stopHeap()
 		require.False(t, res.IsError, "%.300s", res.Text)
 		assert.Contains(t, res.Text, "[Command succeeded with exit code 0]\n[Output exceeded the capture size limit and was truncated; the saved file is incomplete]\n")
 		fi, err := sb.Stat(context.Background(), "/large_tool_results/call_cap")
 		require.NoError(t, err)
 		assert.EqualValues(t, 4<<20, fi.Size())
-		grew := int64(peak.Load()) - int64(base)
+		grew := int64(peak) - int64(base)
 		t.Logf("heap in use grew by %d KiB at most (base %d KiB)", grew>>10, base>>10)
 		assert.Less(t, grew, int64(32<<20), "host memory is bounded whatever the command prints")
 	})

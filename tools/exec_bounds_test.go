@@ -1,13 +1,12 @@
 package tools_test
 
 import (
-	"runtime"
 	"strings"
-	"sync/atomic"
 	"testing"
 	"time"
 
 	"github.com/dockersandbox/sandbox/internal/sandboxtest"
+	"github.com/dockersandbox/sandbox/internal/testenv"
 	"github.com/dockersandbox/sandbox/tools"
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
@@ -24,32 +23,10 @@ func TestExecToolsBounds(t *testing.T) {
 	a := execAgent{t: t, set: tools.NewExec(sb, tools.Options{MaxPollTime: 6 * time.Second})}
 
 	t.Run("huge output under a budget", func(t *testing.T) {
-		var peak atomic.Uint64
-		stop := make(chan struct{})
-		sampled := make(chan struct{})
-		runtime.GC()
-		var ms runtime.MemStats
-		runtime.ReadMemStats(&ms)
-		base := ms.HeapInuse
-		go func() {
-			defer close(sampled)
-			for {
-				var ms runtime.MemStats
-				runtime.ReadMemStats(&ms)
-				if ms.HeapInuse > peak.Load() {
-					peak.Store(ms.HeapInuse)
-				}
-				select {
-				case <-stop:
-					return
-				case <-time.After(20 * time.Millisecond):
-				}
-			}
-		}()
+		stopHeap := testenv.WatchHeap(16 << 20)
 		r := a.reply("exec_command", "cmd", `head -c 300000000 /dev/zero | tr '\0' x; echo; echo END`,
 			"yield_time_ms", 30000, "max_output_tokens", 1000)
-		close(stop)
-		<-sampled
+		base, peak := stopHeap()
 		if r.running { // a slow machine: collect the rest, the budget applies the same
 			a.reply("kill_session", "session_id", r.session)
 			t.Skip("300 MB did not pass within 30 s here")
@@ -59,7 +36,7 @@ func TestExecToolsBounds(t *testing.T) {
 		assert.True(t, strings.HasSuffix(r.output, "END\n"), "the tail is kept: %q", r.output[max(0, len(r.output)-50):])
 		assert.Contains(t, r.output, "tokens truncated")
 		assert.GreaterOrEqual(t, r.tokens, 1000, "the original count says more came")
-		grew := int64(peak.Load()) - int64(base)
+		grew := int64(peak) - int64(base)
 		t.Logf("heap in use grew by %d KiB at most (base %d KiB)", grew>>10, base>>10)
 		assert.Less(t, grew, int64(32<<20), "host memory is bounded whatever the command prints")
 	})

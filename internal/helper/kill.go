@@ -19,8 +19,9 @@ import (
 // pid is a reaper, the subreaper of what it started, and under gVisor a
 // process that exits while its subreaper exits too finds no parent to be
 // reparented to, which ends the whole sandbox (the sentry kills the PID
-// namespace; Linux hands it to PID 1). It returns once they are all dead
-// (gone, or zombies waiting for their parent), or after deathWait each.
+// namespace; Linux hands it to PID 1): pid is killed once the others are
+// dead (gone, or zombies waiting for their parent), or after treeDeathWait.
+// It returns once pid is dead too, or after deathWait more.
 func killTree(pid int) {
 	killed := map[int]bool{pid: true}
 	_ = syscall.Kill(-pid, syscall.SIGSTOP)
@@ -41,15 +42,21 @@ func killTree(pid int) {
 	for p := range killed { // the group's members are among them (tree)
 		_ = syscall.Kill(p, syscall.SIGKILL)
 	}
-	waitDead(killed, deathWait)
+	waitDead(killed, treeDeathWait)
 	_ = syscall.Kill(-pid, syscall.SIGKILL) // a member that escaped the list
 	_ = syscall.Kill(pid, syscall.SIGKILL)
 	waitDead(map[int]bool{pid: true}, deathWait)
 }
 
-// deathWait bounds how long killTree waits for the processes it killed to
-// die (SIGKILL is delivered asynchronously).
+// deathWait bounds how long killTree waits for pid to die once killed
+// (SIGKILL is delivered asynchronously).
 const deathWait = time.Second
+
+// treeDeathWait bounds how long killTree waits for the processes below pid
+// to die before it kills pid. Usually microseconds; under gVisor on two
+// busy cores a second was not enough, and the sandbox ended (exit 137)
+// right after a command's timeout.
+const treeDeathWait = 10 * time.Second
 
 // waitDead waits until every process of pids is gone or a zombie, at most d.
 func waitDead(pids map[int]bool, d time.Duration) {
