@@ -59,26 +59,37 @@ func TestUsage(t *testing.T) {
 	assert.GreaterOrEqual(t, u.CPU, first.CPU)
 }
 
-// TestUsageCPU: a CPU burner raises the CPU time by about what it ran,
-// and CPUPercent, over the interval since the previous sample, by its
-// share; an idle interval after it is near zero.
+// TestUsageCPU: a CPU burner raises the CPU time (waited for: 300 ms of
+// it, which a busy machine gives the burner later than a quiet one), by at
+// most every core for the whole interval, and CPUPercent over the interval
+// since the previous sample by its share; an idle interval after it is
+// near zero.
 func TestUsageCPU(t *testing.T) {
 	t.Parallel()
 	requireMeter(t)
 	sb := newSandbox(t, testenv.BusyboxImage)
+	ctx := testCtx(t)
 	before := usage(t, sb)
-	mustSh(t, sb, "while :; do :; done & p=$!; sleep 1.5; kill $p")
-	after := usage(t, sb)
+	burn, stop := context.WithCancel(ctx)
+	defer stop()
+	cmd := sb.Command(burn, "while :; do :; done")
+	require.NoError(t, cmd.Start())
+	deadline := time.Now().Add(time.Minute)
+	last, after := before, usage(t, sb)
+	for after.CPU-before.CPU < 300*time.Millisecond {
+		require.True(t, time.Now().Before(deadline), "a minute of a burner: %v of CPU", after.CPU-before.CPU)
+		last, after = after, usage(t, sb)
+	}
+	stop()
+	_ = cmd.Wait()
 	wall := after.Read.Sub(before.Read)
 	used := after.CPU - before.CPU
-	t.Logf("burned %v of CPU in %v: %.1f%%", used, wall, after.CPUPercent)
-	// 1.5 s of one core: at least a fifth of it on a machine whose cores
-	// are busy with other work, at most every core for the whole interval.
-	assert.GreaterOrEqual(t, used, 300*time.Millisecond)
+	t.Logf("burned %v of CPU in %v; the last interval %.1f%%", used, wall, after.CPUPercent)
 	assert.LessOrEqual(t, used, time.Duration(runtime.NumCPU())*wall+200*time.Millisecond)
-	assert.GreaterOrEqual(t, after.CPUPercent, 5.0)
+	assert.Greater(t, after.CPUPercent, 0.0)
 	assert.LessOrEqual(t, after.CPUPercent, 100*float64(runtime.NumCPU())+20)
-	assert.InDelta(t, 100*used.Seconds()/wall.Seconds(), after.CPUPercent, 0.01, "over the interval since the previous sample")
+	step := after.Read.Sub(last.Read).Seconds()
+	assert.InDelta(t, 100*(after.CPU-last.CPU).Seconds()/step, after.CPUPercent, 0.01, "over the interval since the previous sample")
 
 	time.Sleep(time.Second)
 	idle := usage(t, sb)
