@@ -310,7 +310,11 @@ func testDial(t *testing.T, direct bool) {
 			var after runtime.MemStats
 			runtime.GC()
 			runtime.ReadMemStats(&after)
-			assert.Less(t, int64(after.HeapAlloc)-int64(before.HeapAlloc), int64(32<<20), "host heap grew")
+			// The connection holds its 1 MiB window; the rest is slack for
+			// the tests running beside it in this process (39 MB under
+			// load once, against 32 MiB then): a buffer without a bound
+			// would hold the flood, hundreds of MB meanwhile.
+			assert.Less(t, int64(after.HeapAlloc)-int64(before.HeapAlloc), int64(64<<20), "host heap grew")
 			// It still flows when read again.
 			_, err = io.ReadFull(slow, make([]byte, 8<<20))
 			require.NoError(t, err)
