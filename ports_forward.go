@@ -154,6 +154,10 @@ func (f *Forwarder) accept() {
 				return
 			}
 			defer f.untrack(sc)
+			if c, ok := sc.(*Conn); ok && c.dc != nil {
+				spliceDirect(hc, c)
+				return
+			}
 			splice(hc, sc)
 		}()
 	}
@@ -176,6 +180,38 @@ func splice(a, b net.Conn) {
 		if err := <-errs; err != nil {
 			reset(a)
 			reset(b)
+		}
+	}
+}
+
+// spliceDirect is splice for a connection over the port socket: the bytes
+// go between the host's connection and the port socket's, which the
+// kernel moves itself when the host's is TCP (splice(2), through
+// TCPConn.ReadFrom and WriteTo), not through c's reads and writes. An end
+// of the sandbox's side that was a reset (the stream's Result) resets the
+// host's connection, as c's Read would say.
+func spliceDirect(hc net.Conn, c *Conn) {
+	errs := make(chan error, 2)
+	go func() { // sandbox → host
+		_, err := io.Copy(hc, c.dc)
+		if err == nil {
+			if err = c.directEnd(directResultWait); err == nil {
+				err = closeWrite(hc)
+			}
+		}
+		errs <- err
+	}()
+	go func() { // host → sandbox
+		_, err := io.Copy(c.dc, hc)
+		if err == nil {
+			err = c.dc.CloseWrite()
+		}
+		errs <- err
+	}()
+	for range 2 {
+		if err := <-errs; err != nil {
+			reset(hc)
+			c.Close()
 		}
 	}
 }

@@ -320,6 +320,42 @@ func testDial(t *testing.T, direct bool) {
 			require.NoError(t, err)
 		})
 
+		t.Run("ForwardSlowReader", func(t *testing.T) {
+			startServer(t, sb, "flood", 7002, "")
+			ctx := testCtx(t)
+			flood, err := sb.Forward(ctx, "", 7002)
+			require.NoError(t, err)
+			defer flood.Close()
+			echo, err := sb.Forward(ctx, "", 7000)
+			require.NoError(t, err)
+			defer echo.Close()
+			var slow net.Conn
+			require.Eventually(t, func() bool { // the server listens
+				c, err := net.Dial("tcp", flood.Addr().String())
+				if err != nil {
+					return false
+				}
+				_ = c.SetReadDeadline(time.Now().Add(10 * time.Second))
+				if _, err = io.ReadFull(c, make([]byte, 1000)); err != nil { // flowing, then never read again
+					c.Close()
+					return false
+				}
+				slow = c
+				return true
+			}, 20*time.Second, 100*time.Millisecond)
+			defer slow.Close()
+			for i := range 20 {
+				c, err := net.Dial("tcp", echo.Addr().String())
+				require.NoError(t, err)
+				err = echoOn(c, fmt.Sprintf("forwarded beside a slow reader %d\n", i))
+				c.Close()
+				require.NoError(t, err)
+			}
+			require.NoError(t, slow.SetReadDeadline(time.Now().Add(30*time.Second)))
+			_, err = io.ReadFull(slow, make([]byte, 8<<20))
+			require.NoError(t, err, "it flows again when read")
+		})
+
 		t.Run("ServerDiesMidStream", func(t *testing.T) {
 			startServer(t, sb, "sink", 7002, "")
 			// The pid file of startServer's probe, then the one of this connection.
