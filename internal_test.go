@@ -2,6 +2,7 @@ package sandbox
 
 import (
 	"bytes"
+	"errors"
 	"fmt"
 	"net"
 	"os"
@@ -287,4 +288,18 @@ func TestUsageRefused(t *testing.T) {
 		n++
 	}
 	assert.Equal(t, 1, n, "a failed sample ends the watch")
+}
+
+// Podman 4.3's image list that raced a removal is asked again; other
+// failures are not.
+func TestListRaced(t *testing.T) {
+	raced := errors.New(`Error response from daemon: retrieving size of image "99d9b0df2b34": you may need to remove the image to resolve the error: locating image with ID "99d9b0df2b34": image not known`)
+	if !listRaced(raced) {
+		t.Errorf("listRaced(%q) = false", raced)
+	}
+	for _, err := range []error{errors.New("image not known"), errors.New("connection refused")} {
+		if listRaced(err) {
+			t.Errorf("listRaced(%q) = true", err)
+		}
+	}
 }

@@ -57,6 +57,10 @@ func PruneSnapshots(ctx context.Context, f Filter, opts ...Option) ([]string, er
 func eachSnapshot(ctx context.Context, f Filter, opts []Option, name string, fn func(snapshotAPI, image.Summary) error) error {
 	return withSnapshotClient(ctx, opts, name, func(cli snapshotAPI) error {
 		list, err := cli.ImageList(ctx, client.ImageListOptions{Filters: f.labelFilters(LabelSnapshot)})
+		for try := 0; err != nil && try < 5 && listRaced(err) && ctx.Err() == nil; try++ {
+			time.Sleep(50 * time.Millisecond)
+			list, err = cli.ImageList(ctx, client.ImageListOptions{Filters: f.labelFilters(LabelSnapshot)})
+		}
 		if err != nil {
 			return fmt.Errorf("sandbox: list snapshots: %w", daemonErr(err))
 		}
@@ -72,6 +76,14 @@ func eachSnapshot(ctx context.Context, f Filter, opts []Option, name string, fn 
 		}
 		return errors.Join(errs...)
 	})
+}
+
+// listRaced reports whether an image list failed because an image went
+// while it was listed: Podman 4.3 fails the whole list ("retrieving size
+// of image ...: image not known") when another process removes one
+// meanwhile. The list is asked again.
+func listRaced(err error) bool {
+	return strings.Contains(err.Error(), "retrieving size of image") && strings.Contains(err.Error(), "image not known")
 }
 
 // LookupSnapshot returns the snapshot with this image ID or reference
