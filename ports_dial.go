@@ -344,15 +344,29 @@ func (c *Conn) watchDirect() {
 }
 
 // directEnd is the stream's error once it ended with one (waiting for the
-// end up to wait), or nil.
+// end up to wait, unless the helper said first, with KindEOF, that the
+// sandbox's side closed cleanly), or nil.
 func (c *Conn) directEnd(wait time.Duration) error {
 	if wait > 0 {
 		t := time.NewTimer(wait)
 		defer t.Stop()
-		select {
-		case <-c.st.ended:
-		case <-c.st.closedC:
-		case <-t.C:
+	waiting:
+		for {
+			c.st.mu.Lock()
+			eof := c.st.eof
+			c.st.mu.Unlock()
+			if eof {
+				break
+			}
+			select {
+			case <-c.st.ended:
+				break waiting
+			case <-c.st.closedC:
+				break waiting
+			case <-t.C:
+				break waiting
+			case <-c.st.rwake:
+			}
 		}
 	}
 	c.st.mu.Lock()

@@ -49,7 +49,7 @@ func (t *streamTable) carry(ctx context.Context, id uint32, req proto.Request, c
 		return &proto.Result{Error: proto.ErrorOf(err)}
 	}
 	if dc != nil {
-		return dialResult(ctx, spliceDirect(sctx, conn, dc))
+		return dialResult(ctx, spliceDirect(sctx, conn, dc, func() error { return st.send(proto.KindEOF, nil) }))
 	}
 	up, down := make(chan error, 1), make(chan error, 1)
 	go func() { up <- st.pumpUp(sctx, conn) }()

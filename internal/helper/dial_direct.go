@@ -69,11 +69,16 @@ func directConnect(ctx context.Context, p, token string) *net.UnixConn {
 // library's, each way until EOF (then half-closing the other side), until
 // both ended, one failed, or ctx ended; it returns the failure (the
 // result's reset: when the library closed its side, it no longer reads
-// the result).
-func spliceDirect(ctx context.Context, conn net.Conn, dc *net.UnixConn) error {
+// the result). A clean end of the sandbox's side is said first with eof
+// (the stream's KindEOF), so that the library, reading EOF on dc, knows
+// it at once from a reset, which the Result says.
+func spliceDirect(ctx context.Context, conn net.Conn, dc *net.UnixConn, eof func() error) error {
 	up, down := make(chan error, 1), make(chan error, 1)
 	go func() { // sandbox → library
 		_, err := io.Copy(dc, conn)
+		if err == nil {
+			err = eof()
+		}
 		if err == nil {
 			err = dc.CloseWrite()
 		}
