@@ -166,22 +166,15 @@ func (f *Forwarder) accept() {
 // splice copies both ways, passing half-closes on, until both directions
 // ended; a failed direction resets both connections.
 func splice(a, b net.Conn) {
-	errs := make(chan error, 2)
-	cp := func(dst, src net.Conn) {
-		_, err := io.Copy(dst, src)
-		if err == nil {
-			err = closeWrite(dst)
-		}
-		errs <- err
-	}
-	go cp(a, b)
-	go cp(b, a)
-	for range 2 {
-		if err := <-errs; err != nil {
-			reset(a)
-			reset(b)
+	cp := func(dst, src net.Conn) func() error {
+		return func() error {
+			if _, err := io.Copy(dst, src); err != nil {
+				return err
+			}
+			return closeWrite(dst)
 		}
 	}
+	both(cp(a, b), cp(b, a), func() { reset(a); reset(b) })
 }
 
 // spliceDirect is splice for a connection over the port socket: the bytes
@@ -191,27 +184,33 @@ func splice(a, b net.Conn) {
 // of the sandbox's side that was a reset (the stream's Result) resets the
 // host's connection, as c's Read would say.
 func spliceDirect(hc net.Conn, c *Conn) {
+	toHost := func() error {
+		if _, err := io.Copy(hc, c.dc); err != nil {
+			return err
+		}
+		if err := c.directEnd(directResultWait); err != nil {
+			return err
+		}
+		return closeWrite(hc)
+	}
+	toSandbox := func() error {
+		if _, err := io.Copy(c.dc, hc); err != nil {
+			return err
+		}
+		return c.dc.CloseWrite()
+	}
+	both(toHost, toSandbox, func() { reset(hc); c.Close() })
+}
+
+// both runs a connection's two directions at once until both ended,
+// calling failed for each that failed.
+func both(one, other func() error, failed func()) {
 	errs := make(chan error, 2)
-	go func() { // sandbox → host
-		_, err := io.Copy(hc, c.dc)
-		if err == nil {
-			if err = c.directEnd(directResultWait); err == nil {
-				err = closeWrite(hc)
-			}
-		}
-		errs <- err
-	}()
-	go func() { // host → sandbox
-		_, err := io.Copy(c.dc, hc)
-		if err == nil {
-			err = c.dc.CloseWrite()
-		}
-		errs <- err
-	}()
+	go func() { errs <- one() }()
+	go func() { errs <- other() }()
 	for range 2 {
 		if err := <-errs; err != nil {
-			reset(hc)
-			c.Close()
+			failed()
 		}
 	}
 }
