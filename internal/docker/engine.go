@@ -278,8 +278,8 @@ type Creation struct {
 	Started      func(ctx context.Context, id string) error // after the start (a snapshot's volumes); nil: none
 }
 
-// create is the one way a container is made on Docker, for Create and
-// New: the image made available as x.Pull says, the configuration (with
+// CreateWith is the one way a container is made on Docker, for Create
+// and New: the image made available as x.Pull says, the configuration (with
 // x's), then create, prepare and start, retried with a lower limit when
 // the daemon refuses one of the ulimits (see adaptUlimits). A container
 // that fails on the way is removed.
