@@ -296,7 +296,7 @@ func TestCaptureOutput(t *testing.T) {
 	sb := sandboxtest.Busybox(t)
 	mw, err := fsmw.NewMiddleware(ctx, &fsmw.Config{Backend: sandboxeino.NewBackend(sb, sandboxeino.WithCaptureOutput("/large_tool_result", 0, 0))})
 	require.NoError(t, err)
-	const big = `i=0; while [ $i -lt 26000 ]; do printf 'line %074d\n' $i; i=$((i+1)); done; echo 'FAIL: at the very end' >&2; exit 1`
+	const big = `i=0; while [ $i -lt 26215 ]; do printf 'line %074d\n' $i; i=$((i+1)); done; echo 'FAIL: at the very end' >&2; exit 1`
 	m := newScript(t,
 		turn{calls: []call{{name: "execute", args: fmt.Sprintf(`{"command": %q}`, big)}}, check: func(c string) {
 			assert.True(t, strings.HasPrefix(c, "Tool result too large, the result of this tool call t1.0 was saved in the filesystem at this path: /large_tool_result/t1_0\n"), "%.300s", c)
@@ -304,8 +304,8 @@ func TestCaptureOutput(t *testing.T) {
 			assert.Contains(t, c, "FAIL: at the very end\n")
 			assert.Less(t, len(c), 4000)
 		}},
-		turn{calls: []call{{name: "read_file", args: `{"file_path": "/large_tool_result/t1_0", "offset": 25999, "limit": 5}`}}, check: func(c string) {
-			assert.Contains(t, c, "26001\tFAIL: at the very end")
+		turn{calls: []call{{name: "read_file", args: `{"file_path": "/large_tool_result/t1_0", "offset": 26214, "limit": 5}`}}, check: func(c string) {
+			assert.Contains(t, c, "26216\tFAIL: at the very end")
 		}},
 		turn{calls: []call{{name: "execute", args: `{"command": "echo small"}`, want: "small\n"}}},
 		turn{answer: "done"},

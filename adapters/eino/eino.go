@@ -7,6 +7,7 @@ import (
 	"strings"
 
 	"github.com/cloudwego/eino/components/tool"
+	"github.com/cloudwego/eino/compose"
 	"github.com/cloudwego/eino/schema"
 	"github.com/dockersandbox/sandbox/tools"
 	"github.com/eino-contrib/jsonschema"
@@ -68,10 +69,15 @@ func (b *base) Info(context.Context) (*schema.ToolInfo, error) {
 	return b.info, b.err
 }
 
-// call runs the tool on the model's JSON arguments ("{}" when empty).
+// call runs the tool on the model's JSON arguments ("{}" when empty). A
+// result too large for the model is evicted to a file named after the
+// tool call's ID (compose.GetToolCallID) when Eino's ToolsNode gives one.
 func (b *base) call(ctx context.Context, args string) tools.Result {
 	if strings.TrimSpace(args) == "" {
 		args = "{}"
+	}
+	if id := compose.GetToolCallID(ctx); id != "" {
+		ctx = tools.WithCallID(ctx, id)
 	}
 	return b.t.Call(ctx, json.RawMessage(args))
 }

@@ -279,3 +279,28 @@ func TestToolResult(t *testing.T) {
 	}
 	assert.Equal(t, []schema.ToolOutputPart{{Type: schema.ToolPartTypeText, Text: ""}}, sandboxeino.ToolResult(tools.Result{}).Parts)
 }
+
+// TestToolNodeEvictsUnderCallID: through Eino's ToolsNode, a result too
+// large for the model is evicted to a file named after the tool call's
+// ID, which the model reads back with read_file.
+func TestToolNodeEvictsUnderCallID(t *testing.T) {
+	t.Parallel()
+	ctx := sandboxtest.Context(t)
+	node, err := compose.NewToolNode(ctx, &compose.ToolsNodeConfig{
+		Tools:               sandboxeino.Tools(sandboxtest.Busybox(t), tools.Options{}),
+		ExecuteSequentially: true, // the read needs the evicted file
+	})
+	require.NoError(t, err)
+	call := func(id, name, args string) schema.ToolCall {
+		return schema.ToolCall{ID: id, Type: "function", Function: schema.FunctionCall{Name: name, Arguments: args}}
+	}
+	msgs, err := node.Invoke(ctx, schema.AssistantMessage("", []schema.ToolCall{
+		call("call_e1", "execute", `{"command": "yes 0123456789 | head -n 9000; echo LAST"}`), // 99,005 bytes: over 80,000
+		call("call_e2", "read_file", `{"file_path": "/large_tool_results/call_e1", "offset": 9000, "limit": 1}`),
+	}))
+	require.NoError(t, err)
+	require.Len(t, msgs, 2)
+	assert.Equal(t, "call_e1", msgs[0].ToolCallID)
+	assert.Contains(t, msgs[0].Content, "Tool result too large, the result of this tool call call_e1 was saved in the filesystem at this path: /large_tool_results/call_e1\n")
+	assert.Contains(t, msgs[1].Content, "9001  LAST")
+}

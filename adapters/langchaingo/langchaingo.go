@@ -118,7 +118,9 @@ func Definitions(ts []lctools.Tool) []llms.Tool {
 
 // CallTool runs a tool call of a chat model's answer with the tool of ts
 // it names, and returns the response to send back in a message of role
-// llms.ChatMessageTypeTool. An unknown tool is a response too.
+// llms.ChatMessageTypeTool. An unknown tool is a response too. A result
+// too large for the model is evicted to a file named after call.ID
+// (tools.WithCallID).
 func CallTool(ctx context.Context, ts []lctools.Tool, call llms.ToolCall) llms.ToolCallResponse {
 	resp := llms.ToolCallResponse{ToolCallID: call.ID}
 	if call.FunctionCall == nil {
@@ -126,6 +128,9 @@ func CallTool(ctx context.Context, ts []lctools.Tool, call llms.ToolCall) llms.T
 		return resp
 	}
 	resp.Name = call.FunctionCall.Name
+	if call.ID != "" { // an evicted result's file is named after it
+		ctx = tools.WithCallID(ctx, call.ID)
+	}
 	for _, t := range ts {
 		if t.Name() == resp.Name {
 			out, err := t.Call(ctx, call.FunctionCall.Arguments)

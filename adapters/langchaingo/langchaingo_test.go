@@ -258,3 +258,20 @@ func TestCallTool(t *testing.T) {
 	assert.Equal(t, llms.ToolCallResponse{ToolCallID: "b", Name: "rm_rf", Content: "Error: rm_rf is not a valid tool, try another one"}, msgs[3].Parts[0])
 	assert.Equal(t, "Error: the tool call names no function", sandboxlangchaingo.CallTool(ctx, ts, llms.ToolCall{ID: "c"}).Content)
 }
+
+// TestCallToolEvictsUnderCallID: a result too large for the model is
+// evicted to a file named after the chat model's tool call ID, which the
+// model reads back with read_file.
+func TestCallToolEvictsUnderCallID(t *testing.T) {
+	t.Parallel()
+	ctx := sandboxtest.Context(t)
+	ts := sandboxlangchaingo.Tools(sandboxtest.Busybox(t), tools.Options{})
+	big := llms.ToolCall{ID: "call_lc1", Type: "function", FunctionCall: &llms.FunctionCall{Name: "execute",
+		Arguments: `{"command": "yes 0123456789 | head -n 9000; echo LAST"}`}} // 99,005 bytes: over 80,000
+	resp := sandboxlangchaingo.CallTool(ctx, ts, big)
+	assert.Equal(t, "call_lc1", resp.ToolCallID)
+	assert.True(t, strings.HasPrefix(resp.Content, "Tool result too large, the result of this tool call call_lc1 was saved in the filesystem at this path: /large_tool_results/call_lc1\n"), "%.300s", resp.Content)
+	read := sandboxlangchaingo.CallTool(ctx, ts, llms.ToolCall{ID: "call_lc2", Type: "function", FunctionCall: &llms.FunctionCall{Name: "read_file",
+		Arguments: `{"file_path": "/large_tool_results/call_lc1", "offset": 9000, "limit": 1}`}})
+	assert.Contains(t, read.Content, "9001  LAST")
+}
