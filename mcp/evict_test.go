@@ -53,7 +53,7 @@ func TestLargeResults(t *testing.T) {
 		assert.Equal(t, "/large_tool_results/toolu_01_A", m[2])
 	})
 	t.Run("2 MiB, the failure last", func(t *testing.T) {
-		const cmd = `i=0; while [ $i -lt 26000 ]; do printf 'line %074d\n' $i; i=$((i+1)); done; echo 'FAIL: assertion at the very end' >&2; exit 1`
+		const cmd = `i=0; while [ $i -lt 26215 ]; do printf 'line %074d\n' $i; i=$((i+1)); done; echo 'FAIL: assertion at the very end' >&2; exit 1`
 		res := call(t, ctx, cs, "execute", map[string]any{"command": cmd})
 		out := text(t, res)
 		assert.Equal(t, float64(1), res.Meta[sandboxmcp.MetaExitCode])
@@ -75,9 +75,9 @@ func TestLargeResults(t *testing.T) {
 				break
 			}
 		}
-		require.Len(t, lines, 26001)
+		require.Len(t, lines, 26216)
 		assert.Equal(t, fmt.Sprintf("line %074d", 12345), lines[12345])
-		assert.Equal(t, "FAIL: assertion at the very end", lines[26000])
+		assert.Equal(t, "FAIL: assertion at the very end", lines[26215])
 	})
 	t.Run("the cap, and the server's memory", func(t *testing.T) {
 		out := callOK(t, ctx, cs, "execute", map[string]any{"command": "yes 0123456789abcdef | head -c 300000000; echo END"})

@@ -120,8 +120,8 @@ func TestEviction(t *testing.T) {
 func TestCaptureOutput(t *testing.T) {
 	sb := sandboxtest.New(t, testenv.BusyboxImage)
 	set := tools.New(sb, tools.Options{CaptureOutput: true, MaxCaptureBytes: 4 << 20})
-	// 26,000 lines of 80 bytes (2.08 MB), then the failure.
-	const cmd = `i=0; while [ $i -lt 26000 ]; do printf 'line %074d\n' $i; i=$((i+1)); done; echo 'FAIL: assertion at the very end' >&2; exit 1`
+	// 26,215 lines of 80 bytes (just over 2 MiB), then the failure.
+	const cmd = `i=0; while [ $i -lt 26215 ]; do printf 'line %074d\n' $i; i=$((i+1)); done; echo 'FAIL: assertion at the very end' >&2; exit 1`
 
 	t.Run("2 MiB, the failure last", func(t *testing.T) {
 		res := callWithID(t, set, "call_2mib", "execute", fmt.Sprintf(`{"command": %q}`, cmd))
@@ -132,18 +132,18 @@ func TestCaptureOutput(t *testing.T) {
 		require.NotNil(t, m, "%.500s", res.Text)
 		assert.Equal(t, "/large_tool_results/call_2mib", m[2])
 		assert.Contains(t, res.Text, ":\n\n[Command failed with exit code 1]\nline 00")
-		assert.Contains(t, res.Text, "\n... [25991 lines truncated] ...\n")
-		assert.True(t, strings.HasSuffix(res.Text, fmt.Sprintf("line %074d\nFAIL: assertion at the very end\n\n", 25999)), "%q", res.Text[len(res.Text)-200:])
+		assert.Contains(t, res.Text, "\n... [26206 lines truncated] ...\n")
+		assert.True(t, strings.HasSuffix(res.Text, fmt.Sprintf("line %074d\nFAIL: assertion at the very end\n\n", 26214)), "%q", res.Text[len(res.Text)-200:])
 		assert.Less(t, len(res.Text), 3000)
 
 		lines := readAll(t, set, m[2])
-		require.Len(t, lines, 26001)
-		for i, l := range lines[:26000] {
+		require.Len(t, lines, 26216)
+		for i, l := range lines[:26215] {
 			if l != fmt.Sprintf("line %074d", i) {
 				t.Fatalf("line %d: %q", i+1, l)
 			}
 		}
-		assert.Equal(t, "FAIL: assertion at the very end", lines[26000])
+		assert.Equal(t, "FAIL: assertion at the very end", lines[26215])
 		g := callWithID(t, set, "", "grep", fmt.Sprintf(`{"pattern": "line %074d", "path": "/large_tool_results", "output_mode": "content"}`, 13000))
 		require.False(t, g.IsError, g.Text)
 		assert.Contains(t, g.Text, "/large_tool_results/call_2mib")
