@@ -1,5 +1,6 @@
 // Command testimages builds the local Docker images used by the integration
-// tests (see package internal/testenv), if they are missing. CI runs it once
+// tests (see package internal/testenv), if they are missing: the busybox
+// and Debian images, and the tools image of the egress tests. CI runs it once
 // before `go test` so that test packages don't wait on each other for it.
 package main
 
@@ -33,6 +34,13 @@ func main() {
 	if err := ensure(ctx, cli); err != nil {
 		fmt.Fprintln(os.Stderr, err)
 		os.Exit(1)
+	}
+	if !*busyboxOnly {
+		if err := testenv.EnsureTools(ctx, cli); err != nil {
+			fmt.Fprintln(os.Stderr, err)
+			os.Exit(1)
+		}
+		refs = append(refs, testenv.ToolsImage)
 	}
 	for _, ref := range refs {
 		res, err := cli.ImageInspect(ctx, ref)
