@@ -23,45 +23,70 @@ const debianSuite = "bookworm"
 // mirrorEnv overrides the Debian mirror read from the host's apt sources.
 const mirrorEnv = "DOCKERSANDBOX_DEBIAN_MIRROR"
 
+// debootstrapImage is a test image built with debootstrap: its root
+// filesystem cached under the cache directory, then imported with its
+// recipe as a label.
+type debootstrapImage struct {
+	ref     string   // the image's name
+	recipe  string   // its label's value and the rootfs marker's: a change rebuilds both
+	cache   string   // the rootfs's directory in the cache directory
+	include []string // debootstrap --include
+	// apt is installed after debootstrap with apt-get in the rootfs, from
+	// the package lists debootstrap left there: apt resolves the virtual
+	// packages debootstrap's resolver drops (npm's dependencies need it).
+	apt   []string
+	check string // a file every complete rootfs has, relative to it
+}
+
+// debianImage is DebianImage's recipe.
+var debianImage = debootstrapImage{ref: DebianImage, recipe: debianRecipe, cache: "debian-rootfs",
+	include: []string{"python3"}, check: "usr/bin/python3"}
+
 func ensureDebian(ctx context.Context, cli *client.Client) error {
-	ok, oldID, err := imageCurrent(ctx, cli, DebianImage, debianRecipe)
+	return ensureDebootstrapped(ctx, cli, debianImage)
+}
+
+// ensureDebootstrapped builds img unless the engine has it from its
+// current recipe.
+func ensureDebootstrapped(ctx context.Context, cli *client.Client, img debootstrapImage) error {
+	ok, oldID, err := imageCurrent(ctx, cli, img.ref, img.recipe)
 	if err != nil || ok {
 		return err
 	}
 	start := time.Now()
 	if os.Geteuid() != 0 {
-		return fmt.Errorf("testenv: building %s needs root (debootstrap, and reading a root-owned rootfs); run the tests as root or build it once with `sudo go run ./internal/testenv/cmd/testimages`", DebianImage)
+		return fmt.Errorf("testenv: building %s needs root (debootstrap, and reading a root-owned rootfs); run the tests as root or build it once with `sudo go run ./internal/testenv/cmd/testimages`", img.ref)
 	}
 	dir, err := cacheDir()
 	if err != nil {
 		return err
 	}
-	rootfs := filepath.Join(dir, "debian-rootfs")
-	if err := ensureDebianRootfs(ctx, rootfs); err != nil {
+	rootfs := filepath.Join(dir, img.cache)
+	if err := ensureRootfs(ctx, img, rootfs); err != nil {
 		return err
 	}
-	logf("importing %s from %s", DebianImage, rootfs)
-	if err := importDir(ctx, cli, rootfs); err != nil {
+	logf("importing %s from %s", img.ref, rootfs)
+	if err := importDir(ctx, cli, rootfs, img.ref, img.recipe); err != nil {
 		return err
 	}
 	removeOld(ctx, cli, oldID)
-	logf("built %s in %s", DebianImage, since(start))
+	logf("built %s in %s", img.ref, since(start))
 	return nil
 }
 
-// ensureDebianRootfs debootstraps rootfs unless its marker file says a
+// ensureRootfs debootstraps img into rootfs unless its marker file says a
 // previous run of the current recipe completed.
-func ensureDebianRootfs(ctx context.Context, rootfs string) error {
+func ensureRootfs(ctx context.Context, img debootstrapImage, rootfs string) error {
 	marker := rootfs + ".done"
-	if b, err := os.ReadFile(marker); err == nil && string(b) == debianRecipe+"\n" {
-		if _, err := os.Stat(filepath.Join(rootfs, "usr/bin/python3")); err == nil {
+	if b, err := os.ReadFile(marker); err == nil && string(b) == img.recipe+"\n" {
+		if _, err := os.Stat(filepath.Join(rootfs, img.check)); err == nil {
 			logf("reusing cached Debian rootfs %s", rootfs)
 			return nil
 		}
 	}
 	debootstrap, err := exec.LookPath("debootstrap")
 	if err != nil {
-		return fmt.Errorf("testenv: debootstrap is needed to build %s: install it with `apt-get install debootstrap`", DebianImage)
+		return fmt.Errorf("testenv: debootstrap is needed to build %s: install it with `apt-get install debootstrap`", img.ref)
 	}
 	mirror, err := debianMirror()
 	if err != nil {
@@ -84,7 +109,7 @@ func ensureDebianRootfs(ctx context.Context, rootfs string) error {
 	defer logFile.Close()
 	start := time.Now()
 	logf("debootstrap %s from %s into %s (takes a minute or two; log: %s)", debianSuite, mirror, rootfs, logPath)
-	cmd := exec.CommandContext(ctx, debootstrap, "--variant=minbase", "--include=python3", debianSuite, rootfs, mirror)
+	cmd := exec.CommandContext(ctx, debootstrap, "--variant=minbase", "--include="+strings.Join(img.include, ","), debianSuite, rootfs, mirror)
 	cmd.Stdout, cmd.Stderr = logFile, logFile
 	cmd.WaitDelay = 10 * time.Second
 	killWithParent(cmd)
@@ -96,13 +121,42 @@ func ensureDebianRootfs(ctx context.Context, rootfs string) error {
 		return errors.New(msg)
 	}
 	logf("debootstrap done in %s", since(start))
+	if len(img.apt) > 0 {
+		if err := aptInstall(ctx, rootfs, img.apt, logFile, logPath); err != nil {
+			return err
+		}
+	}
 
 	if err := customizeDebian(rootfs); err != nil {
 		return err
 	}
-	if err := os.WriteFile(marker, []byte(debianRecipe+"\n"), 0o644); err != nil {
+	if err := os.WriteFile(marker, []byte(img.recipe+"\n"), 0o644); err != nil {
 		return fmt.Errorf("testenv: %w", err)
 	}
+	return nil
+}
+
+// aptInstall installs pkgs, without their recommendations, into the
+// debootstrapped rootfs with its own apt-get, chrooted, from the package
+// lists debootstrap left in it; then drops the downloads and the lists.
+func aptInstall(ctx context.Context, rootfs string, pkgs []string, logFile io.Writer, logPath string) error {
+	start := time.Now()
+	logf("apt-get install %s in %s", strings.Join(pkgs, " "), rootfs)
+	args := append([]string{rootfs, "apt-get", "install", "-y", "--no-install-recommends", "-o", "Dpkg::Use-Pty=0"}, pkgs...)
+	cmd := exec.CommandContext(ctx, "chroot", args...)
+	cmd.Env = []string{defaultPath, "DEBIAN_FRONTEND=noninteractive", "LANG=C.UTF-8", "HOME=/root"}
+	cmd.Stdout, cmd.Stderr = logFile, logFile
+	cmd.WaitDelay = 10 * time.Second
+	killWithParent(cmd)
+	if err := cmd.Run(); err != nil {
+		return fmt.Errorf("testenv: apt-get install %s in %s failed: %v\n--- %s (tail) ---\n%s",
+			strings.Join(pkgs, " "), rootfs, err, logPath, tail(logPath, 30))
+	}
+	lists, _ := filepath.Glob(filepath.Join(rootfs, "var/lib/apt/lists/*_*"))
+	for _, l := range lists {
+		_ = os.Remove(l)
+	}
+	logf("apt-get install done in %s", since(start))
 	return nil
 }
 
@@ -174,8 +228,9 @@ func customizeDebian(rootfs string) error {
 	return nil
 }
 
-// importDir streams `tar -C dir -c --numeric-owner .` into the daemon.
-func importDir(ctx context.Context, cli *client.Client, dir string) error {
+// importDir streams `tar -C dir -c --numeric-owner .` into the daemon as
+// ref, labelled with recipe.
+func importDir(ctx context.Context, cli *client.Client, dir, ref, recipe string) error {
 	ctx, cancel := context.WithCancel(ctx)
 	defer cancel()
 	var stderr bytes.Buffer
@@ -188,7 +243,7 @@ func importDir(ctx context.Context, cli *client.Client, dir string) error {
 	if err := cmd.Start(); err != nil {
 		return fmt.Errorf("testenv: running tar: %w", err)
 	}
-	ierr := importImage(ctx, cli, out, DebianImage, debianRecipe,
+	ierr := importImage(ctx, cli, out, ref, recipe,
 		[]string{"ENV LANG=C.UTF-8", `CMD ["/bin/bash"]`})
 	if ierr != nil {
 		cancel() // stops tar if the import gave up early

@@ -1,5 +1,6 @@
 // Command testimages builds the local Docker images used by the integration
-// tests (see package internal/testenv), if they are missing. CI runs it once
+// tests (see package internal/testenv), if they are missing: the busybox
+// and Debian images, and the tools image of the egress tests. CI runs it once
 // before `go test` so that test packages don't wait on each other for it.
 package main
 
@@ -15,6 +16,7 @@ import (
 
 func main() {
 	busyboxOnly := flag.Bool("busybox-only", false, "build only the busybox image (fast; what the quickstart needs)")
+	tools := flag.Bool("tools", true, "also build the tools image (curl, git, pip, npm) of the egress tests, which run on Docker only")
 	flag.Parse()
 	ctx, cancel := context.WithTimeout(context.Background(), 20*time.Minute)
 	defer cancel()
@@ -33,6 +35,13 @@ func main() {
 	if err := ensure(ctx, cli); err != nil {
 		fmt.Fprintln(os.Stderr, err)
 		os.Exit(1)
+	}
+	if *tools && !*busyboxOnly {
+		if err := testenv.EnsureTools(ctx, cli); err != nil {
+			fmt.Fprintln(os.Stderr, err)
+			os.Exit(1)
+		}
+		refs = append(refs, testenv.ToolsImage)
 	}
 	for _, ref := range refs {
 		res, err := cli.ImageInspect(ctx, ref)
