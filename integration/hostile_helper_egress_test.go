@@ -47,6 +47,7 @@ func TestHostileHelperEgress(t *testing.T) {
 		{"a CONNECT to an address", "192.0.2.10", 80, "denied"},
 		{"a CONNECT to an IPv6 address", "2001:db8::10", 443, "denied"},
 		{"TLS for another name in an allowed tunnel", "allowed.test", 443, `TLS for "other.test"`},
+		{"a CONNECT to an allowed name with another Host", "allowed.test", 443, `Host "other.test:443"`},
 	}
 	found := func(host string, port int, ok func(sandbox.EgressEvent) bool) bool {
 		f.mu.Lock()

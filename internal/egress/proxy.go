@@ -315,6 +315,12 @@ func (p *Proxy) tunnel(ctx context.Context, c net.Conn, rr *requestReader, req *
 		return
 	}
 	ev.Host, ev.Port = d.Host, d.Port
+	if err := checkHosts(req, rr.hosts, d); err != nil { // a CONNECT's Host header too
+		ev.Reason = err.Error()
+		writeStatus(c, http.StatusForbidden, ev.Reason)
+		p.log(ev)
+		return
+	}
 	pol := p.current() // one policy for the whole decision
 	rule, ok := pol.Allows(d)
 	if !ok {

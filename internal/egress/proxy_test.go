@@ -249,12 +249,23 @@ func TestProxyTunnel(t *testing.T) {
 	_, err = f.client().Get("https://other.test/")
 	assert.Error(t, err, "a tunnel to a host the policy does not allow")
 
+	// A CONNECT to the allowed name whose Host header names another.
+	c0, err := net.Dial("tcp", f.url.Host)
+	require.NoError(t, err)
+	fmt.Fprintf(c0, "CONNECT allowed.test:443 HTTP/1.1\r\nHost: other.test:443\r\n\r\n")
+	resp, err = http.ReadResponse(bufio.NewReader(c0), &http.Request{Method: "CONNECT"})
+	require.NoError(t, err)
+	assert.Equal(t, http.StatusForbidden, resp.StatusCode, "a CONNECT's Host naming another host")
+	c0.Close()
+
 	// A tunnel to the allowed name that carries TLS for another.
 	c := connect(t, f, "allowed.test:443")
 	tc := tls.Client(c, &tls.Config{ServerName: "other.test", InsecureSkipVerify: true})
 	assert.Error(t, tc.Handshake(), "TLS for another name in an allowed tunnel")
 	c.Close()
-	ev = f.eventWith(func(ev Event) bool { return ev.Method == "CONNECT" && ev.Host == "allowed.test" && !ev.Allowed })
+	ev = f.eventWith(func(ev Event) bool {
+		return ev.Method == "CONNECT" && ev.Host == "allowed.test" && !ev.Allowed && strings.Contains(ev.Reason, "TLS")
+	})
 	assert.Contains(t, ev.Reason, `TLS for "other.test"`)
 
 	// TLS that names no server passes: its bytes go to allowed.test's

@@ -35,6 +35,7 @@ func forgedEgress() []string {
 		"CONNECT allowed.test:80 HTTP/1.1\r\nHost: allowed.test:80\r\n\r\n" +
 			"GET /first HTTP/1.1\r\nHost: allowed.test\r\n\r\nGET /second HTTP/1.1\r\nHost: other.test\r\n\r\n",
 		"CONNECT allowed.test:443 HTTP/1.1\r\nHost: allowed.test:443\r\n\r\n" + string(clientHello("other.test")),
+		"CONNECT allowed.test:443 HTTP/1.1\r\nHost: other.test:443\r\n\r\n",
 	}
 }
 
