@@ -46,7 +46,9 @@ type EgressPolicy struct {
 
 	// Log, if not nil, receives every decision, allowed or denied; an
 	// allowed one when it ends, with its bytes. It is called from the
-	// proxy's goroutines and must not block.
+	// proxy's goroutines and must not block. Each decision is also a
+	// record of the handler of WithAudit, if any ("sandbox egress",
+	// docs/egress.md).
 	Log func(EgressEvent)
 
 	// Credentials are secrets added at the egress to the requests to
@@ -249,6 +251,7 @@ func (s *Sandbox) startEgress(ctx context.Context, p *EgressPolicy, pol *egress.
 		TLSConfig: func() *tls.Config { return e.in.Load().given.TLSConfig },
 		Policy:    func() *egress.Policy { return e.in.Load().parsed },
 		Log: func(ev egress.Event) {
+			s.obs.egress(s.ID(), EgressEvent(ev)) // WithAudit's record
 			if f := e.in.Load().given.Log; f != nil {
 				f(EgressEvent(ev))
 			}

@@ -205,6 +205,36 @@ func (p *op) end(errp *error) {
 	p.ob.audit.LogAttrs(ctx, level, "sandbox "+p.name, attrs...)
 }
 
+// egress records a decision of the sandbox's egress policy through the
+// audit handler, if any: the message "sandbox egress" and the attributes
+// op ("egress"), sandbox, outcome ("allowed" or "denied"), method, host,
+// port, rule, reason, sent, received, start (when the request came) and
+// duration; a denied one at slog.LevelWarn, another at slog.LevelInfo.
+func (ob *observer) egress(id string, ev EgressEvent) {
+	if ob == nil || ob.audit == nil {
+		return
+	}
+	level, outcome := slog.LevelInfo, "allowed"
+	if !ev.Allowed {
+		level, outcome = slog.LevelWarn, "denied"
+	}
+	ctx := context.Background()
+	if !ob.audit.Enabled(ctx, level) {
+		return
+	}
+	attrs := []slog.Attr{slog.String("op", "egress"), slog.String("sandbox", id), slog.String("outcome", outcome),
+		slog.String("method", ev.Method), slog.String("host", ev.Host), slog.Int("port", ev.Port)}
+	if ev.Rule != "" {
+		attrs = append(attrs, slog.String("rule", ev.Rule))
+	}
+	if ev.Reason != "" {
+		attrs = append(attrs, slog.String("reason", ev.Reason))
+	}
+	attrs = append(attrs, slog.Int64("sent", ev.Sent), slog.Int64("received", ev.Received),
+		slog.Time("start", ev.Time), slog.Duration("duration", ev.Duration))
+	ob.audit.LogAttrs(ctx, level, "sandbox egress", attrs...)
+}
+
 // traceEnv returns env with TRACEPARENT (and TRACESTATE) of ctx's span
 // added, so that a command's own spans join the caller's trace; env as it
 // is when ctx has no valid span or env sets TRACEPARENT itself.

@@ -1,6 +1,8 @@
 package integration
 
 import (
+	"bufio"
+	"bytes"
 	"context"
 	"crypto/ecdsa"
 	"crypto/elliptic"
@@ -8,19 +10,24 @@ import (
 	"crypto/tls"
 	"crypto/x509"
 	"crypto/x509/pkix"
+	"encoding/binary"
 	"fmt"
+	"io"
 	"math/big"
 	"net"
 	"net/http"
 	"net/http/httptest"
 	"os"
+	"slices"
 	"strings"
 	"sync"
 	"testing"
 	"time"
 
 	"github.com/dockersandbox/sandbox"
+	"github.com/dockersandbox/sandbox/internal/proto"
 	"github.com/dockersandbox/sandbox/internal/testenv"
+	"github.com/moby/moby/client"
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
 )
@@ -128,7 +135,8 @@ func probe(t *testing.T, sb *sandbox.Sandbox, args ...string) string {
 func TestEgressPolicy(t *testing.T) {
 	t.Parallel()
 	f := newEgressFixture(t)
-	sb := egressSandbox(t, f.policy("allowed.test", "*.pkg.test:443"))
+	var audit auditLog
+	sb := egressSandbox(t, f.policy("allowed.test", "*.pkg.test:443"), sandbox.WithAudit(audit.handler()))
 
 	out := probe(t, sb, "get", "http://allowed.test/path")
 	assert.Equal(t, "ok 200 hello from allowed.test", out, "plain HTTP to an allowed name")
@@ -152,6 +160,40 @@ func TestEgressPolicy(t *testing.T) {
 	assert.False(t, ev.Allowed)
 	out = probe(t, sb, "get", "http://files.pkg.test/")
 	assert.Contains(t, out, "ok 403", "an allowed suffix on another port")
+
+	// Each decision is an audit record too.
+	egressRecord := func(host string, port int, outcome string) map[string]any {
+		for _, r := range audit.records(t) {
+			if r["op"] == "egress" && r["host"] == host && r["port"] == float64(port) && r["outcome"] == outcome {
+				return r
+			}
+		}
+		t.Errorf("no audit record of %s:%d %s: %v", host, port, outcome, audit.records(t))
+		return nil
+	}
+	if r := egressRecord("allowed.test", 80, "allowed"); r != nil {
+		assert.Equal(t, "sandbox egress", r["msg"])
+		assert.Equal(t, "INFO", r["level"])
+		assert.Equal(t, sb.ID(), r["sandbox"])
+		assert.Equal(t, "GET", r["method"])
+		assert.Equal(t, "allowed.test", r["rule"])
+		assert.Equal(t, float64(0), r["sent"])
+		assert.Equal(t, float64(len("hello from allowed.test")), r["received"])
+		start, err := time.Parse(time.RFC3339Nano, fmt.Sprint(r["start"]))
+		assert.NoError(t, err)
+		assert.WithinDuration(t, time.Now(), start, 5*time.Minute)
+		assert.GreaterOrEqual(t, r["duration"], float64(0))
+	}
+	if r := egressRecord("files.pkg.test", 443, "allowed"); r != nil {
+		assert.Equal(t, "CONNECT", r["method"])
+		assert.Positive(t, r["sent"])
+		assert.Positive(t, r["received"])
+	}
+	if r := egressRecord("other.test", 80, "denied"); r != nil {
+		assert.Equal(t, "WARN", r["level"])
+		assert.Contains(t, r["reason"], "denied")
+		assert.Nil(t, r["rule"])
+	}
 
 	// busybox's wget honours http_proxy as curl, pip and git do.
 	res, err := sb.Execute(testCtx(t), "wget -q -O- http://allowed.test/wget")
@@ -190,7 +232,6 @@ func TestEgressAttacks(t *testing.T) {
 		args []string
 	}{
 		{"a direct address", []string{"tcp", "192.0.2.10:80"}},
-		{"the Docker bridge's gateway", []string{"tcp", "172.17.0.1:80"}},
 		{"IPv6", []string{"tcp", "[2001:db8::10]:443"}},
 		{"DNS over UDP", []string{"udp", "192.0.2.53:53"}},
 		{"DNS over TCP", []string{"tcp", "192.0.2.53:53"}},
@@ -206,6 +247,31 @@ func TestEgressAttacks(t *testing.T) {
 	ev := f.eventFor(t, "allowed.test", 443)
 	assert.False(t, ev.Allowed, "the TLS for another name was denied")
 	assert.Contains(t, ev.Reason, "other.test")
+	// No interface but loopback: no gateway, no route to this machine or
+	// any other (seen without sending a packet). (A pod has the cluster's
+	// interface, which its namespace's NetworkPolicy isolates: the direct
+	// address above is its test.)
+	out := probe(t, sb, "ifaces", "-")
+	if !testenv.Relayed() {
+		assert.True(t, strings.HasPrefix(out, "ok lo") && !strings.Contains(out, ","), "the interfaces: %s", out)
+	}
+
+	// Every request is decided, not only a connection's first: a Host
+	// header naming another host is refused after an allowed request, in
+	// a proxy request (absolute URL) as in a tunnel.
+	out = probe(t, sb, "requests", "http://allowed.test/", "allowed.test", "other.test")
+	assert.True(t, strings.HasPrefix(out, "ok 200:hello from allowed.test | 403:"), "a proxy request's Host: %s", out)
+	out = probe(t, sb, "requests", "allowed.test:80", "allowed.test", "other.test")
+	assert.Equal(t, "ok 200:hello from allowed.test | closed", out, "a tunnel's second request's Host")
+	for _, method := range []string{"GET", "CONNECT"} {
+		assert.Eventually(t, func() bool {
+			f.mu.Lock()
+			defer f.mu.Unlock()
+			return slices.ContainsFunc(f.events, func(ev sandbox.EgressEvent) bool {
+				return ev.Method == method && ev.Host == "allowed.test" && ev.Port == 80 && !ev.Allowed && strings.Contains(ev.Reason, `Host "other.test"`)
+			})
+		}, 10*time.Second, 20*time.Millisecond, "the %s naming other.test is denied and logged", method)
+	}
 
 	// Its own hosts file and resolver change nothing: names resolve on the
 	// host, and only once allowed.
@@ -287,10 +353,10 @@ func TestEgressCredentials(t *testing.T) {
 	t.Parallel()
 	const secret = "ghp_s3cr3t-the-sandbox-never-sees-0123456789"
 	var mu sync.Mutex
-	got := map[string][]string{} // host → the Authorization headers it received
+	got := map[string][]string{} // host → the Authorization headers of each request it received
 	h := http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
 		mu.Lock()
-		got[r.Host] = append(got[r.Host], r.Header.Get("Authorization"))
+		got[r.Host] = append(got[r.Host], strings.Join(r.Header.Values("Authorization"), ","))
 		mu.Unlock()
 		if r.URL.Path == "/redirect" {
 			http.Redirect(w, r, "https://other.test/landed", http.StatusFound)
@@ -310,6 +376,12 @@ func TestEgressCredentials(t *testing.T) {
 	// The sandbox's TLS client trusts the egress's CA (SSL_CERT_FILE):
 	// this GET verifies the certificate.
 	assert.Equal(t, "ok 200 api.github.test authorized=true", probe(t, sb, "getv", "https://api.github.test/"))
+	// The sandbox's own Authorization is replaced: the destination sees
+	// the credential alone.
+	assert.Equal(t, "ok 200 api.github.test authorized=true", probe(t, sb, "getv", "https://api.github.test/", "Authorization", "'Bearer the-sandbox-own'"))
+	mu.Lock()
+	assert.Equal(t, []string{"Bearer " + secret, "Bearer " + secret}, got["api.github.test"], "what the destination received")
+	mu.Unlock()
 	// (other.test's tunnel is not terminated: the test server's own
 	// certificate, which the sandbox does not know, is what it sees.)
 	assert.Equal(t, "ok 200 other.test authorized=false", probe(t, sb, "get", "https://api.github.test/redirect"),
@@ -332,11 +404,23 @@ func TestEgressCredentials(t *testing.T) {
 		asRoot(), sandbox.ExecTimeout(60*time.Second))
 	require.NoError(t, err)
 	assert.Equal(t, "0\ndone\n", res.Output, "no environment, no file holds it")
+	// The helpers' processes are searched too (where root may read them:
+	// not under the secure profile), the shared channel's, which carries
+	// the egress, among them (asserted on Docker, where PID 1 is the
+	// helper).
+	res, err = sb.Execute(testCtx(t), `for d in /proc/[0-9]*; do case "$(tr '\0' ' ' < $d/cmdline 2>/dev/null)" in *sandbox-helper\ serve\ ) echo ${d#/proc/};; esac; done`, asRoot())
+	require.NoError(t, err)
+	servePID := strings.TrimSpace(res.Output)
 	out := probe(t, sb, "memsearch", hexSecret)
-	if out == "ok searched 0 processes" && strings.Contains(os.Getenv("DOCKERSANDBOX_TEST_RUNTIME"), "runsc") {
+	t.Logf("the helper's channel: pid %s; %s", servePID, out)
+	if strings.HasPrefix(out, "ok searched 0 processes") && strings.Contains(os.Getenv("DOCKERSANDBOX_TEST_RUNTIME"), "runsc") {
 		t.Log("gVisor gives no process's memory (/proc/PID/mem): the memory search is left out")
 	} else {
 		assert.True(t, strings.HasPrefix(out, "ok searched"), "no process's memory holds it: %s", out)
+		if !secureProfile() && !testenv.Relayed() {
+			assert.Contains(t, out, " 1(sandbox-helper)", "the helper that is PID 1 was searched")
+			assert.Contains(t, out, " "+servePID+"(sandbox-helper)", "the shared channel's helper was searched")
+		}
 		// The search finds what is there: the proxy's address is in every
 		// process's environment.
 		out = probe(t, sb, "memsearch", fmt.Sprintf("%x", "http://"+sandbox.EgressProxyAddr))
@@ -377,4 +461,228 @@ func TestEgressAttach(t *testing.T) {
 	plain := newSandbox(t, testenv.BusyboxImage)
 	_, err = sandbox.Attach(ctx, plain.ID(), append(onEngine(), sandbox.WithEgress(f.policy("allowed.test")))...)
 	assert.ErrorIs(t, err, sandbox.ErrInvalidOption)
+}
+
+// The secret never crosses the helper's channel, either way. The channel
+// (an exec's attached stream) is recorded where no code under test can
+// leave anything out: every byte between this process and the Docker
+// daemon, through the client's dialer. Each layer is undone before the
+// search, so that no boundary splits the secret unseen: HTTP bodies,
+// Docker's multiplexing of an exec's output, the helper's frames, and the
+// data of each stream put together.
+func TestEgressCredentialOffTheChannel(t *testing.T) {
+	t.Parallel()
+	if testenv.Engine() != nil {
+		t.Skip("records the connections to a Docker daemon")
+	}
+	sock := dockerSocket(t)
+	rec := &apiRecorder{}
+	eng, err := sandbox.DockerEngine(testCtx(t), client.FromEnv, client.WithDialContext(func(ctx context.Context, _, _ string) (net.Conn, error) {
+		var d net.Dialer
+		c, err := d.DialContext(ctx, "unix", sock)
+		if err != nil {
+			return nil, err
+		}
+		return rec.wrap(c), nil
+	}))
+	require.NoError(t, err)
+	t.Cleanup(func() { eng.Close() })
+
+	const secret = "ghp_0ff-the-channel-s3cr3t-9876543210"
+	h := http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		fmt.Fprintf(w, "%s authorized=%v", r.Host, r.Header.Get("Authorization") == "Bearer "+secret)
+	})
+	srv, pool := testTLSServer(t, h, "api.github.test")
+	f := newEgressFixture(t)
+	f.names["api.github.test:443"] = srv.Listener.Addr().String()
+	p := f.policy("api.github.test", "allowed.test")
+	p.TLSConfig = &tls.Config{RootCAs: pool}
+	p.Credentials = []sandbox.EgressCredential{{Host: "api.github.test", Header: "Authorization", Value: "Bearer " + secret}}
+	sb := egressSandbox(t, p, sandbox.WithEngine(eng))
+
+	assert.Equal(t, "ok 200 api.github.test authorized=true", probe(t, sb, "getv", "https://api.github.test/"))
+	// The search's controls: a request's line and a response's body,
+	// which cross the channel in a stream's data only (the command says
+	// neither).
+	assert.Equal(t, "ok 200 hello from allowed.test", probe(t, sb, "get", "http://allowed.test/control-path"))
+
+	toHost, toHelper := rec.layers(t)
+	assert.True(t, slices.ContainsFunc(toHost, func(b []byte) bool { return bytes.Contains(b, []byte("GET http://allowed.test/control-path HTTP/1.1")) }),
+		"the control: the sandbox's request in the helper's frames")
+	assert.True(t, slices.ContainsFunc(toHelper, func(b []byte) bool { return bytes.Contains(b, []byte("hello from allowed.test")) }),
+		"the control: the response in the library's frames")
+	for _, b := range append(toHost, toHelper...) {
+		require.False(t, bytes.Contains(b, []byte(secret)), "the secret crossed the Docker API connection")
+	}
+	t.Logf("searched %d layers toward the host, %d toward the helper", len(toHost), len(toHelper))
+}
+
+// dockerSocket returns the Unix socket of the Docker daemon the tests
+// use, or skips t when it is not one.
+func dockerSocket(t *testing.T) string {
+	t.Helper()
+	host := os.Getenv("DOCKER_HOST")
+	if host == "" {
+		host = "unix:///var/run/docker.sock"
+	}
+	sock, ok := strings.CutPrefix(host, "unix://")
+	if !ok {
+		t.Skipf("the daemon is not at a Unix socket: %s", host)
+	}
+	return sock
+}
+
+// apiRecorder records the connections to the daemon, both ways.
+type apiRecorder struct {
+	mu    sync.Mutex
+	conns []*recordedConn
+}
+
+// recordLimit bounds what one direction of a connection records.
+const recordLimit = 256 << 20
+
+type recordedConn struct {
+	net.Conn
+	mu       sync.Mutex
+	sent     bytes.Buffer // to the daemon
+	received bytes.Buffer // from it
+	overflow bool
+}
+
+func (r *apiRecorder) wrap(c net.Conn) net.Conn {
+	rc := &recordedConn{Conn: c}
+	r.mu.Lock()
+	r.conns = append(r.conns, rc)
+	r.mu.Unlock()
+	return rc
+}
+
+func (c *recordedConn) record(buf *bytes.Buffer, p []byte) {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	if buf.Len()+len(p) > recordLimit {
+		c.overflow = true
+		return
+	}
+	buf.Write(p)
+}
+
+func (c *recordedConn) Read(p []byte) (int, error) {
+	n, err := c.Conn.Read(p)
+	c.record(&c.received, p[:n])
+	return n, err
+}
+
+func (c *recordedConn) Write(p []byte) (int, error) {
+	n, err := c.Conn.Write(p)
+	c.record(&c.sent, p[:n])
+	return n, err
+}
+
+// CloseWrite keeps the half-close of the connection it wraps.
+func (c *recordedConn) CloseWrite() error {
+	if cw, ok := c.Conn.(interface{ CloseWrite() error }); ok {
+		return cw.CloseWrite()
+	}
+	return nil
+}
+
+// layers returns what was recorded toward the helper and toward this
+// process, each direction of each connection as it went, and undone: the
+// HTTP messages' bodies; after an upgrade (an exec's attach), the stream,
+// its output demultiplexed, and the helper's frames in it: each frame's
+// payload and each stream's data put together.
+func (r *apiRecorder) layers(t *testing.T) (toHost, toHelper [][]byte) {
+	t.Helper()
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	for _, c := range r.conns {
+		c.mu.Lock()
+		require.False(t, c.overflow, "a connection recorded more than %d bytes", recordLimit)
+		sent, received := bytes.Clone(c.sent.Bytes()), bytes.Clone(c.received.Bytes())
+		c.mu.Unlock()
+		toHelper = append(toHelper, sent)
+		toHelper = append(toHelper, undoHTTP(sent, true, false)...)
+		toHost = append(toHost, received)
+		toHost = append(toHost, undoHTTP(received, false, true)...)
+	}
+	return toHost, toHelper
+}
+
+// undoHTTP returns the bodies of the HTTP messages in b (requests, or
+// responses), and, once one upgrades the connection, the layers of what
+// follows (demux: Docker's multiplexed output).
+func undoHTTP(b []byte, requests, demux bool) [][]byte {
+	var out [][]byte
+	br := bufio.NewReader(bytes.NewReader(b))
+	for {
+		var body io.ReadCloser
+		upgraded := false
+		if requests {
+			req, err := http.ReadRequest(br)
+			if err != nil {
+				break
+			}
+			body, upgraded = req.Body, req.Header.Get("Upgrade") != ""
+		} else {
+			resp, err := http.ReadResponse(br, nil)
+			if err != nil {
+				break
+			}
+			body, upgraded = resp.Body, resp.StatusCode == http.StatusSwitchingProtocols
+		}
+		data, _ := io.ReadAll(body)
+		out = append(out, data)
+		if upgraded {
+			rest, _ := io.ReadAll(br)
+			out = append(out, rest)
+			if demux {
+				rest = demultiplex(rest)
+				out = append(out, rest)
+			}
+			return append(out, undoFrames(rest)...)
+		}
+	}
+	rest, _ := io.ReadAll(br)
+	return append(out, rest)
+}
+
+// demultiplex returns the stdout payloads of Docker's multiplexed stream
+// b (an 8-byte header, the stream at 0, the size at 4, before each), put
+// together, then what is not one.
+func demultiplex(b []byte) []byte {
+	var out []byte
+	for len(b) >= 8 {
+		n := int(binary.BigEndian.Uint32(b[4:8]))
+		if b[0] > 2 || 8+n > len(b) {
+			break
+		}
+		if b[0] == 1 {
+			out = append(out, b[8:8+n]...)
+		}
+		b = b[8+n:]
+	}
+	return append(out, b...)
+}
+
+// undoFrames returns the payloads of the helper's frames in b (a 9-byte
+// header: kind, ID, size), each, and the data of each stream put together.
+func undoFrames(b []byte) [][]byte {
+	var out [][]byte
+	data := map[uint32][]byte{}
+	for len(b) >= 9 {
+		id, n := binary.BigEndian.Uint32(b[1:5]), int(binary.BigEndian.Uint32(b[5:9]))
+		if 9+n > len(b) {
+			break
+		}
+		out = append(out, b[9:9+n])
+		if proto.Kind(b[0]) == proto.KindData || proto.Kind(b[0]) == proto.KindInput || proto.Kind(b[0]) == proto.KindStdout {
+			data[id] = append(data[id], b[9:9+n]...)
+		}
+		b = b[9+n:]
+	}
+	for _, d := range data {
+		out = append(out, d)
+	}
+	return out
 }

@@ -252,10 +252,10 @@ func (p *Proxy) intercept(ctx context.Context, c net.Conn, br *bufio.Reader, d D
 			}
 			return sent, received, err
 		}
-		if req.Host != "" && !sameHost(req.Host, d) {
-			writeStatus(tc, http.StatusForbidden, fmt.Sprintf("Host %q in a tunnel to %s", req.Host, d.Host))
+		if err := checkHosts(req, rr.hosts, d); err != nil {
+			writeStatus(tc, http.StatusForbidden, err.Error())
 			req.Body.Close()
-			return sent, received, fmt.Errorf("%w: Host %q in a tunnel to %s", errDenied, req.Host, d.Host)
+			return sent, received, err
 		}
 		pol := p.current()
 		creds := pol.credentialsFor(d)

@@ -11,7 +11,9 @@ import (
 	"math"
 	"net"
 	"net/http"
+	"net/http/httputil"
 	"net/netip"
+	"net/textproto"
 	"strconv"
 	"strings"
 	"sync"
@@ -106,10 +108,10 @@ func (p *Proxy) ServeConn(ctx context.Context, c net.Conn) {
 			return
 		}
 		if req.Method == http.MethodConnect {
-			p.tunnel(ctx, c, rr.br, req)
+			p.tunnel(ctx, c, rr, req)
 			return
 		}
-		if !p.forward(ctx, c, req) {
+		if !p.forward(ctx, c, req, rr.hosts) {
 			return
 		}
 	}
@@ -133,22 +135,44 @@ func finish(c net.Conn) {
 // another: each request's line and headers within maxHeader and a wait,
 // its body without either.
 type requestReader struct {
-	conn net.Conn // whose read deadline bounds the wait
-	lim  *io.LimitedReader
-	br   *bufio.Reader
+	conn  net.Conn // whose read deadline bounds the wait
+	lim   *io.LimitedReader
+	br    *bufio.Reader
+	large bool // the last next failed at maxHeader
+
+	// Of the last request: its line and headers as sent, and the values
+	// of its Host headers (http.ReadRequest drops them beside an
+	// absolute URL).
+	head  []byte
+	hosts []string
 }
 
 // newRequestReader reads requests from r, on the connection conn (r is
 // conn, or a TLS session over it).
 func newRequestReader(conn net.Conn, r io.Reader) *requestReader {
 	lim := &io.LimitedReader{R: r, N: maxHeader}
-	return &requestReader{conn: conn, lim: lim, br: bufio.NewReaderSize(lim, 4<<10)}
+	return &requestReader{conn: conn, lim: lim, br: bufio.NewReaderSize(lim, maxHeader)}
 }
 
-// next reads the next request's line and headers, waiting at most wait.
+// errHeadTooLarge: a request's line and headers exceed maxHeader.
+var errHeadTooLarge = errors.New("the request's headers are too large")
+
+// next reads the next request's line and headers, waiting at most wait
+// (0: for ever).
 func (r *requestReader) next(wait time.Duration) (*http.Request, error) {
 	r.lim.N = maxHeader
-	_ = r.conn.SetReadDeadline(time.Now().Add(wait))
+	r.large = false
+	if wait > 0 {
+		_ = r.conn.SetReadDeadline(time.Now().Add(wait))
+	}
+	head, err := r.readHead()
+	if err != nil {
+		return nil, err
+	}
+	r.head = bytes.Clone(head)
+	if r.hosts, err = hostHeaders(r.head); err != nil {
+		return nil, err
+	}
 	req, err := http.ReadRequest(r.br)
 	if err != nil {
 		return nil, err
@@ -158,8 +182,84 @@ func (r *requestReader) next(wait time.Duration) (*http.Request, error) {
 	return req, nil
 }
 
+// readHead waits until a request's whole line and headers are buffered
+// and returns them, not consumed.
+func (r *requestReader) readHead() ([]byte, error) {
+	for {
+		b, _ := r.br.Peek(r.br.Buffered())
+		if n := headEnd(b); n > 0 {
+			return b[:n], nil
+		}
+		if len(b) >= r.br.Size() || r.lim.N <= 0 {
+			r.large = true
+			return nil, errHeadTooLarge
+		}
+		if _, err := r.br.Peek(len(b) + 1); err != nil {
+			if r.lim.N <= 0 {
+				r.large = true
+				return nil, errHeadTooLarge
+			}
+			if errors.Is(err, io.EOF) && len(b) > 0 {
+				err = io.ErrUnexpectedEOF
+			}
+			return nil, err
+		}
+	}
+}
+
+// headEnd returns the length of the request head at the start of b,
+// through the empty line that ends it ("\r\n" or, as Go's parser takes
+// it, "\n"), or -1 while it is incomplete.
+func headEnd(b []byte) int {
+	for i := bytes.IndexByte(b, '\n'); i >= 0; {
+		rest := b[i+1:]
+		switch {
+		case len(rest) >= 1 && rest[0] == '\n':
+			return i + 2
+		case len(rest) >= 2 && rest[0] == '\r' && rest[1] == '\n':
+			return i + 3
+		}
+		j := bytes.IndexByte(rest, '\n')
+		if j < 0 {
+			return -1
+		}
+		i += 1 + j
+	}
+	return -1
+}
+
+// hostHeaders returns the values of the Host headers of a request head.
+func hostHeaders(head []byte) ([]string, error) {
+	tp := textproto.NewReader(bufio.NewReader(bytes.NewReader(head)))
+	if _, err := tp.ReadLine(); err != nil {
+		return nil, err
+	}
+	h, err := tp.ReadMIMEHeader()
+	if err != nil {
+		return nil, err
+	}
+	return h.Values("Host"), nil
+}
+
+// checkHosts denies a request to d that names another host: in its URL
+// (an absolute one, or a CONNECT's authority) or in a Host header.
+func checkHosts(req *http.Request, hosts []string, d Destination) error {
+	if len(hosts) > 1 {
+		return fmt.Errorf("%w: %d Host headers in a request to %s", errDenied, len(hosts), d.Host)
+	}
+	if req.Host != "" {
+		hosts = append([]string{req.Host}, hosts...)
+	}
+	for _, h := range hosts {
+		if !sameHost(h, d) {
+			return fmt.Errorf("%w: Host %q in a request to %s", errDenied, h, d.Host)
+		}
+	}
+	return nil
+}
+
 // tooLarge reports whether the last next failed at maxHeader.
-func (r *requestReader) tooLarge() bool { return r.lim.N <= 0 }
+func (r *requestReader) tooLarge() bool { return r.large || r.lim.N <= 0 }
 
 func (p *Proxy) init() {
 	p.tr = &http.Transport{
@@ -200,10 +300,12 @@ func (p *Proxy) log(ev Event) {
 }
 
 // tunnel serves a CONNECT: the destination decided, connected, then the
-// bytes carried both ways. The first bytes the client sends are looked
-// at: a TLS ClientHello must name the tunnel's host (or none), a plain
-// HTTP request must have it as Host.
-func (p *Proxy) tunnel(ctx context.Context, c net.Conn, br *bufio.Reader, req *http.Request) {
+// bytes carried both ways. What the client sends is looked at: a TLS
+// ClientHello must name the tunnel's host (or none: see checkFirstBytes),
+// and plain HTTP is read request by request, each of which must have it
+// as Host.
+func (p *Proxy) tunnel(ctx context.Context, c net.Conn, rr *requestReader, req *http.Request) {
+	br := rr.br
 	ev := Event{Time: time.Now(), Method: http.MethodConnect}
 	d, err := ParseDestination(req.Host, 0)
 	if err != nil {
@@ -213,6 +315,12 @@ func (p *Proxy) tunnel(ctx context.Context, c net.Conn, br *bufio.Reader, req *h
 		return
 	}
 	ev.Host, ev.Port = d.Host, d.Port
+	if err := checkHosts(req, rr.hosts, d); err != nil { // a CONNECT's Host header too
+		ev.Reason = err.Error()
+		writeStatus(c, http.StatusForbidden, ev.Reason)
+		p.log(ev)
+		return
+	}
 	pol := p.current() // one policy for the whole decision
 	rule, ok := pol.Allows(d)
 	if !ok {
@@ -266,17 +374,23 @@ func (p *Proxy) tunnel(ctx context.Context, c net.Conn, br *bufio.Reader, req *h
 		}
 		done <- err
 	}()
-	// client → destination, its first bytes checked.
+	// client → destination, checked.
 	upErr := func() error {
-		if err := checkFirstBytes(br, d); err != nil {
+		w := &countWriter{w: up}
+		defer func() { sent.Add(w.n) }()
+		var err error
+		if first, perr := br.Peek(1); perr == nil && looksHTTP(first[0]) {
+			err = copyRequests(w, rr, d)
+		} else if err = checkFirstBytes(br, d); err == nil {
+			_, err = io.Copy(w, br)
+		}
+		if err != nil {
 			return err
 		}
-		n, err := io.Copy(up, br)
-		sent.Add(n)
 		if cw, ok := up.(interface{ CloseWrite() error }); ok {
 			cw.CloseWrite()
 		}
-		return err
+		return nil
 	}()
 	if upErr != nil {
 		up.Close()
@@ -292,11 +406,14 @@ func (p *Proxy) tunnel(ctx context.Context, c net.Conn, br *bufio.Reader, req *h
 	p.log(ev)
 }
 
-// checkFirstBytes looks at what a tunnel's client sends first: a TLS
-// ClientHello whose server name is not the tunnel's host, or an HTTP
-// request whose Host is not, is denied; other protocols pass. It waits for
-// the client's first byte however long that takes (a protocol where the
-// server speaks first sends nothing before it).
+// checkFirstBytes looks at what a tunnel's client sends first, when it is
+// not HTTP (copyRequests reads that): a TLS ClientHello whose server name
+// is not the tunnel's host is denied; one that names none passes (its
+// bytes still go to the tunnel's host's addresses only, whose server
+// answers as for no name: the egress cannot see the Host inside, as with
+// every TLS tunnel); other protocols pass. It waits for the client's first
+// byte however long that takes (a protocol where the server speaks first
+// sends nothing before it).
 func checkFirstBytes(br *bufio.Reader, d Destination) error {
 	first, err := br.Peek(1)
 	if err != nil {
@@ -323,12 +440,66 @@ func checkFirstBytes(br *bufio.Reader, d Destination) error {
 		if name != "" && !sameHost(name, d) {
 			return fmt.Errorf("%w: TLS for %q in a tunnel to %s", errDenied, name, d.Host)
 		}
-	case looksHTTP(first[0]):
-		if host, ok := peekHost(br); ok && !sameHost(host, d) {
-			return fmt.Errorf("%w: Host %q in a tunnel to %s", errDenied, host, d.Host)
-		}
 	}
 	return nil
+}
+
+// copyRequests carries the plain HTTP requests of a tunnel to d to up, one
+// after another, each checked (checkHosts): the first that names another
+// host, or that is not HTTP, ends the tunnel. Each request's line and
+// headers go as the client sent them; its body as its framing says. After
+// a request that upgrades the connection (a WebSocket), what follows is
+// no longer HTTP: it is carried as it is, to d still.
+func copyRequests(up io.Writer, rr *requestReader, d Destination) error {
+	for {
+		req, err := rr.next(0) // a client may wait between requests
+		if err != nil {
+			if errors.Is(err, io.EOF) || errors.Is(err, net.ErrClosed) {
+				return nil
+			}
+			return fmt.Errorf("%w: not an HTTP request in an HTTP tunnel to %s: %v", errDenied, d.Host, err)
+		}
+		if err := checkHosts(req, rr.hosts, d); err != nil {
+			req.Body.Close()
+			return err
+		}
+		if _, err := up.Write(rr.head); err != nil {
+			req.Body.Close()
+			return err
+		}
+		if len(req.TransferEncoding) > 0 { // chunked: chunked again
+			cw := httputil.NewChunkedWriter(up)
+			_, err = io.Copy(cw, req.Body)
+			if err == nil {
+				err = cw.Close()
+			}
+			if err == nil {
+				_, err = io.WriteString(up, "\r\n")
+			}
+		} else {
+			_, err = io.Copy(up, req.Body)
+		}
+		req.Body.Close()
+		if err != nil {
+			return err
+		}
+		if req.Header.Get("Upgrade") != "" {
+			_, err := io.Copy(up, rr.br)
+			return err
+		}
+	}
+}
+
+// countWriter counts what it writes.
+type countWriter struct {
+	w io.Writer
+	n int64
+}
+
+func (w *countWriter) Write(p []byte) (int, error) {
+	n, err := w.w.Write(p)
+	w.n += int64(n)
+	return n, err
 }
 
 // sameHost reports whether name (a TLS server name or a Host header,
@@ -348,27 +519,6 @@ func sameHost(name string, d Destination) bool {
 
 // looksHTTP reports whether b can start an HTTP request line.
 func looksHTTP(b byte) bool { return 'A' <= b && b <= 'Z' }
-
-// peekHost returns the Host header of the HTTP request at the start of br,
-// without consuming it, when its headers are there within maxHeader.
-func peekHost(br *bufio.Reader) (string, bool) {
-	for {
-		b, _ := br.Peek(br.Buffered())
-		if i := bytes.Index(b, []byte("\r\n\r\n")); i >= 0 {
-			req, err := http.ReadRequest(bufio.NewReader(bytes.NewReader(b[:i+4])))
-			if err != nil {
-				return "", false
-			}
-			return req.Host, req.Host != ""
-		}
-		if len(b) >= min(maxHeader, br.Size()) {
-			return "", false
-		}
-		if _, err := br.Peek(len(b) + 1); err != nil { // waits for more
-			return "", false
-		}
-	}
-}
 
 // serverName reads the server name of the TLS ClientHello in rec (one
 // record): "" when it names none; false when rec is not one.
@@ -404,9 +554,10 @@ func (c *recordConn) RemoteAddr() net.Addr             { return &net.TCPAddr{} }
 var hopHeaders = []string{"Connection", "Proxy-Connection", "Keep-Alive", "Proxy-Authenticate",
 	"Proxy-Authorization", "Te", "Trailer", "Upgrade"}
 
-// forward serves one plain HTTP request with an absolute URL; it reports
-// whether the connection can serve another.
-func (p *Proxy) forward(ctx context.Context, c net.Conn, req *http.Request) bool {
+// forward serves one plain HTTP request with an absolute URL, whose Host
+// headers (hosts) must name its host if any do; it reports whether the
+// connection can serve another.
+func (p *Proxy) forward(ctx context.Context, c net.Conn, req *http.Request, hosts []string) bool {
 	ev := Event{Time: time.Now(), Method: req.Method}
 	defer req.Body.Close()
 	if req.URL.Scheme != "http" || req.URL.Host == "" {
@@ -422,10 +573,16 @@ func (p *Proxy) forward(ctx context.Context, c net.Conn, req *http.Request) bool
 		p.log(ev)
 		return false
 	}
-	// (A Host header beside an absolute URL is ignored: http.ReadRequest
-	// makes req.Host the URL's, and the destination gets that, RFC 9112
-	// 3.2.2.)
 	ev.Host, ev.Port = d.Host, d.Port
+	// A Host header beside an absolute URL that names another host is
+	// refused, not dropped (the destination would get the URL's, RFC 9112
+	// 3.2.2): the client asks for two hosts at once.
+	if err := checkHosts(req, hosts, d); err != nil {
+		ev.Reason = err.Error()
+		writeStatus(c, http.StatusForbidden, ev.Reason)
+		p.log(ev)
+		return false
+	}
 	rule, ok := p.current().Allows(d)
 	if !ok {
 		ev.Reason = errDenied.Error()

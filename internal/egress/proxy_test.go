@@ -200,16 +200,30 @@ func TestProxyPlainHTTP(t *testing.T) {
 	ev = f.eventWith(func(e Event) bool { return e.Host == "denied.test" })
 	assert.False(t, ev.Allowed)
 
-	// A Host header that is not the URL's host is ignored (RFC 9112
-	// 3.2.2): the destination sees the URL's.
-	c, err := net.Dial("tcp", f.url.Host)
-	require.NoError(t, err)
-	defer c.Close()
-	fmt.Fprintf(c, "GET http://allowed.test/ HTTP/1.1\r\nHost: denied.test\r\n\r\n")
-	resp, err = http.ReadResponse(bufio.NewReader(c), nil)
-	require.NoError(t, err)
-	body, _ = io.ReadAll(resp.Body)
-	assert.Equal(t, "hello from allowed.test", string(body))
+	// Every request of a connection is decided, its Host headers too: a
+	// Host that is not the URL's host is refused, after an allowed
+	// request as on the first, and so are two Host headers.
+	for _, attack := range []string{
+		"GET http://allowed.test/ HTTP/1.1\r\nHost: denied.test\r\n\r\n",
+		"GET http://allowed.test/ HTTP/1.1\r\nHost: allowed.test\r\nHost: denied.test\r\n\r\n",
+		"GET http://allowed.test/ HTTP/1.1\nHost: denied.test\n\n",
+	} {
+		c, err := net.Dial("tcp", f.url.Host)
+		require.NoError(t, err)
+		br := bufio.NewReader(c)
+		fmt.Fprintf(c, "GET http://allowed.test/first HTTP/1.1\r\nHost: allowed.test\r\n\r\n")
+		resp, err = http.ReadResponse(br, nil)
+		require.NoError(t, err)
+		body, _ = io.ReadAll(resp.Body)
+		assert.Equal(t, "hello from allowed.test", string(body))
+		io.WriteString(c, attack)
+		resp, err = http.ReadResponse(br, nil)
+		require.NoError(t, err)
+		assert.Contains(t, []int{http.StatusBadRequest, http.StatusForbidden}, resp.StatusCode, "%q", attack) // two Hosts: not a request
+		c.Close()
+	}
+	ev = f.eventWith(func(e Event) bool { return e.Host == "allowed.test" && !e.Allowed })
+	assert.Contains(t, ev.Reason, `Host "denied.test"`)
 }
 
 func TestProxyTunnel(t *testing.T) {
@@ -235,29 +249,83 @@ func TestProxyTunnel(t *testing.T) {
 	_, err = f.client().Get("https://other.test/")
 	assert.Error(t, err, "a tunnel to a host the policy does not allow")
 
+	// A CONNECT to the allowed name whose Host header names another.
+	c0, err := net.Dial("tcp", f.url.Host)
+	require.NoError(t, err)
+	fmt.Fprintf(c0, "CONNECT allowed.test:443 HTTP/1.1\r\nHost: other.test:443\r\n\r\n")
+	resp, err = http.ReadResponse(bufio.NewReader(c0), &http.Request{Method: "CONNECT"})
+	require.NoError(t, err)
+	assert.Equal(t, http.StatusForbidden, resp.StatusCode, "a CONNECT's Host naming another host")
+	c0.Close()
+
 	// A tunnel to the allowed name that carries TLS for another.
 	c := connect(t, f, "allowed.test:443")
 	tc := tls.Client(c, &tls.Config{ServerName: "other.test", InsecureSkipVerify: true})
 	assert.Error(t, tc.Handshake(), "TLS for another name in an allowed tunnel")
 	c.Close()
-	ev = f.eventWith(func(ev Event) bool { return ev.Method == "CONNECT" && ev.Host == "allowed.test" && !ev.Allowed })
+	ev = f.eventWith(func(ev Event) bool {
+		return ev.Method == "CONNECT" && ev.Host == "allowed.test" && !ev.Allowed && strings.Contains(ev.Reason, "TLS")
+	})
 	assert.Contains(t, ev.Reason, `TLS for "other.test"`)
 
-	// The same with plain HTTP in the tunnel.
-	plain := httptest.NewServer(http.HandlerFunc(hello))
+	// TLS that names no server passes: its bytes go to allowed.test's
+	// server only, which answers as it does for no name.
+	c = connect(t, f, "allowed.test:443")
+	tc = tls.Client(c, &tls.Config{InsecureSkipVerify: true}) // no ServerName: no SNI
+	assert.NoError(t, tc.Handshake(), "TLS without SNI in an allowed tunnel")
+	c.Close()
+
+	// The same with plain HTTP in the tunnel: each request is read, and
+	// the first that names another host ends the tunnel, however many
+	// allowed ones came before, and however long its headers.
+	var mu sync.Mutex
+	var seen []string // the Hosts the server was asked for
+	plain := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		mu.Lock()
+		seen = append(seen, r.Host)
+		mu.Unlock()
+		body, _ := io.ReadAll(r.Body)
+		fmt.Fprintf(w, "hello from %s: %q", r.Host, body)
+	}))
 	defer plain.Close()
 	f.serve("allowed.test:80", plain)
-	c = connect(t, f, "allowed.test:80")
-	fmt.Fprintf(c, "GET / HTTP/1.1\r\nHost: other.test\r\n\r\n")
-	_, err = http.ReadResponse(bufio.NewReader(c), nil)
-	assert.Error(t, err, "the tunnel closes")
-	c.Close()
-	c = connect(t, f, "allowed.test:80")
-	fmt.Fprintf(c, "GET / HTTP/1.1\r\nHost: allowed.test\r\n\r\n")
-	resp, err = http.ReadResponse(bufio.NewReader(c), nil)
-	require.NoError(t, err)
-	assert.Equal(t, 200, resp.StatusCode)
-	c.Close()
+	pad := "X-Pad: " + strings.Repeat("p", 8<<10) + "\r\n"
+	for _, attack := range []string{
+		"GET / HTTP/1.1\r\nHost: other.test\r\n\r\n",
+		"GET / HTTP/1.1\r\n" + pad + "Host: other.test\r\n\r\n",
+		"GET http://other.test/ HTTP/1.1\r\nHost: allowed.test\r\n\r\n",
+		"GET / HTTP/1.1\r\nHost: allowed.test\r\nHost: other.test\r\n\r\n",
+		"GET / HTTP/1.1\nHost: other.test\n\n",
+	} {
+		for _, before := range []int{0, 2} {
+			c = connect(t, f, "allowed.test:80")
+			br := bufio.NewReader(c)
+			for i := range before { // allowed requests first, with bodies of both framings
+				if i%2 == 0 {
+					fmt.Fprintf(c, "POST / HTTP/1.1\r\nHost: allowed.test\r\n%sContent-Length: 4\r\n\r\nbody", pad)
+				} else {
+					fmt.Fprintf(c, "POST / HTTP/1.1\r\nHost: allowed.test:80\r\nTransfer-Encoding: chunked\r\n\r\n3\r\nabc\r\n0\r\n\r\n")
+				}
+				resp, err := http.ReadResponse(br, nil)
+				require.NoError(t, err)
+				body, _ := io.ReadAll(resp.Body)
+				assert.Equal(t, []string{`hello from allowed.test: "body"`, `hello from allowed.test:80: "abc"`}[i%2], string(body))
+			}
+			io.WriteString(c, attack)
+			_, err = http.ReadResponse(br, nil)
+			assert.Error(t, err, "the tunnel closes: %q after %d", attack, before)
+			c.Close()
+		}
+	}
+	mu.Lock()
+	for _, h := range seen {
+		assert.Contains(t, []string{"allowed.test", "allowed.test:80"}, h, "only allowed.test was asked for: %q", seen)
+	}
+	mu.Unlock()
+	ev = f.eventWith(func(ev Event) bool {
+		return ev.Method == "CONNECT" && ev.Port == 80 && !ev.Allowed && strings.Contains(ev.Reason, "other.test") && ev.Sent > 0
+	})
+	assert.Positive(t, ev.Sent, "the allowed requests before it were carried")
 }
 
 // connect opens a tunnel through the fixture's proxy and reads its 200.

@@ -8,10 +8,16 @@
 //	egressprobe udp ADDR           a DNS query over UDP to ADDR, no proxy
 //	egressprobe resolve NAME       the system resolver
 //	egressprobe raw ADDR           an ICMP echo on a raw socket (root)
+//	egressprobe ifaces -           the network interfaces and their addresses
 //	egressprobe getv URL [H V]     a GET through the proxy that verifies TLS with the
 //	                               system's roots (SSL_CERT_FILE), with header H: V
 //	egressprobe memsearch HEX      searches every other process's memory for the bytes
-//	                               HEX encodes (root)
+//	                               HEX encodes (root), and names those it searched
+//	egressprobe requests TARGET HOST...
+//	                               one connection to the proxy carrying a GET per HOST,
+//	                               each with that Host header: to TARGET's absolute URL
+//	                               (http://...), or in a tunnel to TARGET (a CONNECT);
+//	                               prints each answer's status and body, or "closed"
 package main
 
 import (
@@ -59,6 +65,8 @@ func main() {
 		out = strings.Join(addrs, ",")
 	case "raw":
 		err = raw(os.Args[2])
+	case "ifaces":
+		out, err = ifaces()
 	case "getv":
 		var hdr []string
 		if len(os.Args) >= 5 {
@@ -67,6 +75,8 @@ func main() {
 		out, err = getVerified(ctx, os.Args[2], hdr)
 	case "memsearch":
 		out, err = memsearch(os.Args[2])
+	case "requests":
+		out, err = requests(os.Args[2], os.Args[3:])
 	default:
 		err = fmt.Errorf("unknown mode %q", os.Args[1])
 	}
@@ -139,6 +149,24 @@ func udpDNS(addr string) (string, error) {
 	return fmt.Sprintf("%d bytes", n), nil
 }
 
+// ifaces lists the interfaces, each with its addresses.
+func ifaces() (string, error) {
+	all, err := net.Interfaces()
+	if err != nil {
+		return "", err
+	}
+	var out []string
+	for _, i := range all {
+		addrs, _ := i.Addrs()
+		s := i.Name
+		for _, a := range addrs {
+			s += " " + a.String()
+		}
+		out = append(out, s)
+	}
+	return strings.Join(out, ", "), nil
+}
+
 // raw sends an ICMP echo request to addr on a raw socket.
 func raw(addr string) error {
 	ip := net.ParseIP(addr).To4()
@@ -187,8 +215,7 @@ func memsearch(hexed string) (string, error) {
 	if err != nil {
 		return "", err
 	}
-	var found []string
-	searched := 0
+	var found, searched []string
 	for _, d := range dirs {
 		pid, err := strconv.Atoi(d.Name())
 		if err != nil || pid == os.Getpid() {
@@ -196,7 +223,8 @@ func memsearch(hexed string) (string, error) {
 		}
 		hit, ok := searchProc(pid, needle)
 		if ok {
-			searched++
+			comm, _ := os.ReadFile(fmt.Sprintf("/proc/%d/comm", pid))
+			searched = append(searched, fmt.Sprintf("%d(%s)", pid, strings.TrimSpace(string(comm))))
 		}
 		if hit {
 			cmd, _ := os.ReadFile(fmt.Sprintf("/proc/%d/cmdline", pid))
@@ -206,7 +234,45 @@ func memsearch(hexed string) (string, error) {
 	if len(found) > 0 {
 		return "", fmt.Errorf("found in %v", found)
 	}
-	return fmt.Sprintf("searched %d processes", searched), nil
+	return fmt.Sprintf("searched %d processes: %s", len(searched), strings.Join(searched, " ")), nil
+}
+
+// requests sends a GET per host on one connection to the proxy: with
+// target's absolute URL, or in a tunnel to target; each with Host: host.
+func requests(target string, hosts []string) (string, error) {
+	proxy := strings.TrimPrefix(os.Getenv("HTTP_PROXY"), "http://")
+	c, err := net.DialTimeout("tcp", proxy, 5*time.Second)
+	if err != nil {
+		return "", err
+	}
+	defer c.Close()
+	c.SetDeadline(time.Now().Add(15 * time.Second))
+	br := bufio.NewReader(c)
+	uri := target
+	if !strings.HasPrefix(target, "http://") {
+		fmt.Fprintf(c, "CONNECT %s HTTP/1.1\r\nHost: %s\r\n\r\n", target, target)
+		resp, err := http.ReadResponse(br, &http.Request{Method: "CONNECT"})
+		if err != nil {
+			return "", err
+		}
+		if resp.StatusCode != 200 {
+			return "", fmt.Errorf("CONNECT: %s", resp.Status)
+		}
+		uri = "/"
+	}
+	var out []string
+	for _, h := range hosts {
+		fmt.Fprintf(c, "GET %s HTTP/1.1\r\nHost: %s\r\n\r\n", uri, h)
+		resp, err := http.ReadResponse(br, nil)
+		if err != nil {
+			out = append(out, "closed")
+			break
+		}
+		b, _ := io.ReadAll(io.LimitReader(resp.Body, 1<<20))
+		resp.Body.Close()
+		out = append(out, fmt.Sprintf("%d:%s", resp.StatusCode, strings.TrimSpace(string(b))))
+	}
+	return strings.Join(out, " | "), nil
 }
 
 // searchProc searches the readable mappings of pid.

@@ -47,6 +47,7 @@ import (
 //	truncated-hello a hello cut short, then silent
 //	bad-length      answers with a frame claiming 4 GiB
 //	endless         answers every request with Stdout frames, for ever
+//	egress-forge    forges the connections of the sandbox's egress (egress.go)
 type helper struct {
 	mode string
 	args []string
@@ -157,8 +158,14 @@ func (h *helper) serve(in io.Reader) error {
 			}
 			return err
 		}
+		if kind == byte(proto.KindCancel) {
+			if err := h.egressCancel(id); err != nil { // egress.go
+				return err
+			}
+			continue
+		}
 		if kind != byte(proto.KindRequest) {
-			continue // input, cancels: ignored
+			continue // input, stream frames, other cancels: ignored
 		}
 		var req proto.Request
 		if err := json.Unmarshal(payload, &req); err != nil {
@@ -197,6 +204,9 @@ func (h *helper) answerAlive(id uint32, req proto.Request) error {
 
 func (h *helper) answer(id uint32, req proto.Request) error {
 	if handled, err := h.streamAnswer(id, req); handled { // stream.go
+		return err
+	}
+	if handled, err := h.egressAnswer(id, req); handled { // egress.go
 		return err
 	}
 	result := func(b []byte) error { return h.frame(byte(proto.KindResult), id, b) }
