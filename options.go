@@ -215,7 +215,10 @@ func newOptions(opts []Option, c call, fn string) (*options, error) {
 // outcome ("ok" or "error"), error, exit_code, bytes, duration, and the
 // command and path as the Redact allows (WithRedact; default
 // RedactCommands: commands left out). A failed call is logged at
-// slog.LevelWarn, another at slog.LevelInfo. Also for Attach.
+// slog.LevelWarn, another at slog.LevelInfo. Each decision of an egress
+// policy (WithEgress) is a record too, "sandbox egress": outcome, method,
+// host, port, rule, reason, sent, received, start and duration. Also for
+// Attach.
 func WithAudit(h slog.Handler) Option {
 	return func(o *options) error {
 		o.use("WithAudit", callNew|callAttach)
