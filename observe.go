@@ -147,6 +147,14 @@ func (p *op) int(key string, v int64) {
 	p.attrs = append(p.attrs, attribute.Int64(key, v))
 }
 
+// str adds a string that needs no Redact (an ID the library made).
+func (p *op) str(key, v string) {
+	if p == nil {
+		return
+	}
+	p.attrs = append(p.attrs, attribute.String(key, v))
+}
+
 // setSandbox names the sandbox (New and Attach learn it at the end).
 func (p *op) setSandbox(id string) {
 	if p != nil {
