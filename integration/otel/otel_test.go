@@ -160,6 +160,88 @@ func TestSpans(t *testing.T) {
 	}
 }
 
+// TestSpansPortsSnapshots: the port calls' spans (Dial, failed, with its
+// address; Forward with its port and address; Forwarder.Close, a root
+// linked to New's span) and the snapshot calls' (Snapshot, and Remove as
+// a call on the sandbox the snapshot was taken of), with the snapshot's ID.
+func TestSpansPortsSnapshots(t *testing.T) {
+	testenv.RequireDocker(t, "snapshots are Docker images")
+	tp, exp := recorder()
+	ctx, root := tp.Tracer("test").Start(testCtx(t), "root")
+	labels := map[string]string{"spantest": t.Name()}
+	t.Cleanup(func() {
+		_, err := sandbox.PruneSnapshots(context.Background(), sandbox.Filter{Labels: labels, Owner: testenv.Owner()})
+		if err != nil {
+			t.Error(err)
+		}
+	})
+	sb := newSandbox(ctx, t, sandbox.WithTracerProvider(tp))
+	if _, err := sb.Dial(ctx, "tcp", "127.0.0.1:1"); err == nil {
+		t.Fatal("a Dial of a closed port: no error")
+	}
+	fwd, err := sb.Forward(ctx, "", 7000)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := fwd.Close(); err != nil {
+		t.Fatal(err)
+	}
+	snap, err := sb.Snapshot(ctx, sandbox.SnapshotLabels(labels))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := snap.Remove(ctx); err != nil {
+		t.Fatal(err)
+	}
+	root.End()
+
+	spans := map[string]tracetest.SpanStub{}
+	var names []string
+	for _, s := range exp.GetSpans() {
+		if strings.HasPrefix(s.Name, "sandbox.") {
+			names = append(names, s.Name)
+			spans[s.Name] = s
+		}
+	}
+	want := "sandbox.New sandbox.Dial sandbox.Forward sandbox.Forwarder.Close sandbox.Snapshot sandbox.Snapshot.Remove"
+	if strings.Join(names, " ") != want {
+		t.Fatalf("spans %q, want %q", names, want)
+	}
+	short := strings.TrimPrefix(snap.ID, "sha256:")[:12]
+	for name, s := range spans {
+		a := attrs(s)
+		if a["sandbox.id"].AsString() != sb.ID() || "sandbox."+a["sandbox.operation"].AsString() != name || s.SpanKind != trace.SpanKindClient {
+			t.Errorf("%s: sandbox.id %q, sandbox.operation %q, kind %v", name, a["sandbox.id"].AsString(), a["sandbox.operation"].AsString(), s.SpanKind)
+		}
+		switch name {
+		case "sandbox.New":
+		case "sandbox.Forwarder.Close":
+			if s.Parent.IsValid() || len(s.Links) != 1 || s.Links[0].SpanContext.SpanID() != spans["sandbox.New"].SpanContext.SpanID() {
+				t.Errorf("Forwarder.Close: parent %v, links %v; want none, and a link to New's span", s.Parent.SpanID(), s.Links)
+			}
+			if a["sandbox.address"].AsString() != fwd.Addr().String() {
+				t.Errorf("Forwarder.Close's attributes %v", s.Attributes)
+			}
+		default:
+			if s.Parent.SpanID() != root.SpanContext().SpanID() {
+				t.Errorf("%s: parent %v, want the caller's span %v", name, s.Parent.SpanID(), root.SpanContext().SpanID())
+			}
+		}
+	}
+	dial := spans["sandbox.Dial"]
+	if attrs(dial)["sandbox.address"].AsString() != "tcp 127.0.0.1:1" || dial.Status.Code != codes.Error {
+		t.Errorf("the failed Dial: attributes %v, status %+v", dial.Attributes, dial.Status)
+	}
+	if a := attrs(spans["sandbox.Forward"]); a["sandbox.port"].AsInt64() != 7000 || a["sandbox.address"].AsString() != fwd.Addr().String() {
+		t.Errorf("Forward's attributes %v", spans["sandbox.Forward"].Attributes)
+	}
+	for _, name := range []string{"sandbox.Snapshot", "sandbox.Snapshot.Remove"} {
+		if s := spans[name]; attrs(s)["sandbox.snapshot"].AsString() != short || s.Status.Code == codes.Error {
+			t.Errorf("%s: attributes %v, status %+v; want sandbox.snapshot %s", name, s.Attributes, s.Status, short)
+		}
+	}
+}
+
 // TestSpansCommandAndEnv: a Redact that allows it puts the command in the
 // span; a command's own TRACEPARENT is kept; without WithTracerProvider
 // the global provider gets the spans.
