@@ -335,3 +335,53 @@ func BenchmarkObserve(b *testing.B) {
 		})
 	}
 }
+
+// BenchmarkObserveCost: what observing a call costs the caller, in time
+// and allocations, on a sandbox with nothing configured (the global
+// provider with no SDK, no audit), with spans (the SDK, every span
+// sampled, a batcher to an exporter that drops them), and with an audit
+// (slog's JSON handler to io.Discard, no SDK): on a call the library
+// refuses before any I/O (a Read of ""), and on read_1k. Unlike
+// BenchmarkObserve, the allocations per call are its measure: the
+// machine's load does not change them.
+func BenchmarkObserveCost(b *testing.B) {
+	tp := sdktrace.NewTracerProvider(sdktrace.WithBatcher(tracetest.NewNoopExporter()))
+	b.Cleanup(func() { _ = tp.Shutdown(context.Background()) })
+	ctx := testCtx(b)
+	kinds := []struct {
+		name string
+		sb   *sandbox.Sandbox
+	}{
+		{"default", newSandbox(ctx, b)},
+		{"traced", newSandbox(ctx, b, sandbox.WithTracerProvider(tp))},
+		{"audited", newSandbox(ctx, b, sandbox.WithAudit(slog.NewJSONHandler(io.Discard, nil)))},
+	}
+	for _, k := range kinds {
+		if err := k.sb.Write(ctx, "1k", []byte(strings.Repeat("x", 1023)+"\n")); err != nil {
+			b.Fatal(err)
+		}
+	}
+	for _, call := range []struct {
+		name string
+		call func(sb *sandbox.Sandbox) error
+	}{
+		{"refused", func(sb *sandbox.Sandbox) error {
+			if _, err := sb.Read(ctx, ""); err == nil {
+				return fmt.Errorf("a Read of \"\" succeeded")
+			}
+			return nil
+		}},
+		{"read_1k", func(sb *sandbox.Sandbox) error { _, err := sb.Read(ctx, "1k"); return err }},
+	} {
+		for _, k := range kinds {
+			b.Run(call.name+"/"+k.name, func(b *testing.B) {
+				b.ReportAllocs()
+				for b.Loop() {
+					if err := call.call(k.sb); err != nil {
+						b.Fatal(err)
+					}
+				}
+			})
+		}
+	}
+}
