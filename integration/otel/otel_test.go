@@ -336,6 +336,50 @@ func BenchmarkObserve(b *testing.B) {
 	}
 }
 
+// takeAll is a slog.Handler that takes every record and keeps none,
+// allocating nothing (slog's own handlers use a sync.Pool, which the race
+// detector makes drop buffers).
+type takeAll struct{}
+
+func (takeAll) Enabled(context.Context, slog.Level) bool  { return true }
+func (takeAll) Handle(context.Context, slog.Record) error { return nil }
+func (h takeAll) WithAttrs([]slog.Attr) slog.Handler      { return h }
+func (h takeAll) WithGroup(string) slog.Handler           { return h }
+
+// TestObserveAllocs: an audit record costs a call two allocations (its
+// attributes, the error's text) and one more past five attributes (slog's
+// record keeps five in place): on calls refused before any I/O, one
+// without a path and one with, an audited sandbox allocates at most that
+// many more than one with nothing configured. (A Read that reaches the
+// helper is left out: its reply is handled on the channel's goroutine,
+// whose allocations land on one call or another.) Not parallel: it
+// counts allocations.
+func TestObserveAllocs(t *testing.T) {
+	ctx := testCtx(t)
+	plain := newSandbox(ctx, t)
+	audited := newSandbox(ctx, t, sandbox.WithAudit(takeAll{}))
+	for _, c := range []struct {
+		name string
+		call func(sb *sandbox.Sandbox) error
+		most float64
+	}{
+		{"empty path", func(sb *sandbox.Sandbox) error { _, err := sb.Read(ctx, ""); return err }, 2},
+		{"bad limit", func(sb *sandbox.Sandbox) error { _, err := sb.Read(ctx, "f.txt", sandbox.ReadLimit(-1)); return err }, 3},
+	} {
+		count := func(sb *sandbox.Sandbox) float64 {
+			if err := c.call(sb); err == nil {
+				t.Fatalf("%s: not refused", c.name)
+			}
+			return testing.AllocsPerRun(100, func() { _ = c.call(sb) })
+		}
+		p, a := count(plain), count(audited)
+		if a > p+c.most {
+			t.Errorf("%s: %.0f allocations audited, %.0f with nothing configured: more than %.0f for the record", c.name, a, p, c.most)
+		}
+		t.Logf("%s: %.0f allocations audited, %.0f with nothing configured", c.name, a, p)
+	}
+}
+
 // BenchmarkObserveCost: what observing a call costs the caller, in time
 // and allocations, on a sandbox with nothing configured (the global
 // provider with no SDK, no audit), with spans (the SDK, every span
