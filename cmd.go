@@ -320,7 +320,12 @@ func (c *Cmd) ttyRequest(req *proto.Request, co *callOptions) error {
 // SIGWINCH and sees the new size. It returns once the size is sent (ctx
 // bounds the send); a command that is not running on a terminal is
 // ErrNoTerminal, one that finished ErrProcessDone.
-func (c *Cmd) Resize(ctx context.Context, rows, cols int) error {
+func (c *Cmd) Resize(ctx context.Context, rows, cols int) (err error) {
+	if c.s != nil {
+		var o *op
+		ctx, o = c.s.begin(ctx, "Cmd.Resize")
+		defer o.end(&err)
+	}
 	if c.TTY == nil {
 		return ErrNoTerminal
 	}
@@ -346,7 +351,6 @@ func (c *Cmd) Resize(ctx context.Context, rows, cols int) error {
 	// connection.
 	sent := make(chan error, 1)
 	go func() { sent <- hc.out.WriteFrameContext(ctx, proto.KindResize, execRequestID, payload) }()
-	var err error
 	select {
 	case err = <-sent:
 	case <-ctx.Done():

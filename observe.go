@@ -10,9 +10,11 @@ import (
 	"io"
 	"iter"
 	"log/slog"
+	"maps"
 	"slices"
 	"strings"
 	"sync"
+	"sync/atomic"
 	"time"
 
 	"github.com/dockersandbox/sandbox/engine"
@@ -73,10 +75,12 @@ func (o *options) newObserver() *observer {
 type op struct {
 	ob      *observer
 	name    string
+	names   *opName
 	sandbox string
 	t0      time.Time
 	span    trace.Span
-	attrs   []attribute.KeyValue // the span's and the record's, past the common ones
+	attrs   []attribute.KeyValue  // the span's and the record's, past the common ones
+	buf     [6]attribute.KeyValue // attrs' first array: no allocation for a call's few
 }
 
 // begin starts observing the call name (a method's name: "Execute",
@@ -111,11 +115,14 @@ func (ob *observer) begin(ctx context.Context, name, id string, opts ...trace.Sp
 	if len(opts) == 0 {
 		opts = clientSpanOnly
 	}
-	ctx, span := ob.tracer.Start(ctx, "sandbox."+name, opts...)
+	names := namesOf(name)
+	ctx, span := ob.tracer.Start(ctx, names.span, opts...)
 	if ob.audit == nil && !span.IsRecording() {
 		return ctx, nil
 	}
-	return ctx, &op{ob: ob, name: name, sandbox: id, t0: time.Now(), span: span}
+	p := &op{ob: ob, name: name, names: names, sandbox: id, t0: time.Now(), span: span}
+	p.attrs = p.buf[:0]
+	return ctx, p
 }
 
 // text adds a command or a path, as the Redact allows.
@@ -124,8 +131,22 @@ func (p *op) text(kind, text string) {
 		return
 	}
 	if t := p.ob.redact(kind, text); t != "" {
-		p.attrs = append(p.attrs, attribute.String("sandbox."+kind, t))
+		p.attrs = append(p.attrs, attribute.String(textKey(kind), t))
 	}
+}
+
+// textKey is the attribute key of a text's kind, a constant for the
+// library's kinds (no string to make per call).
+func textKey(kind string) string {
+	switch kind {
+	case "command":
+		return "sandbox.command"
+	case "path":
+		return "sandbox.path"
+	case "address":
+		return "sandbox.address"
+	}
+	return "sandbox." + kind
 }
 
 // command adds the command, as the Redact allows.
@@ -147,6 +168,14 @@ func (p *op) int(key string, v int64) {
 	p.attrs = append(p.attrs, attribute.Int64(key, v))
 }
 
+// str adds a string that needs no Redact (an ID the library made).
+func (p *op) str(key, v string) {
+	if p == nil {
+		return
+	}
+	p.attrs = append(p.attrs, attribute.String(key, v))
+}
+
 // setSandbox names the sandbox (New and Attach learn it at the end).
 func (p *op) setSandbox(id string) {
 	if p != nil {
@@ -163,24 +192,28 @@ func (p *op) end(errp *error) {
 	if errp != nil {
 		err = *errp
 	}
-	var exit *ExitError
-	if errors.As(err, &exit) {
+	if _, ok := errors.AsType[*ExitError](err); ok {
 		err = nil // the command ran: its exit code says how it ended
+	}
+	var msg string // err's text, made once for the span and the record
+	if err != nil {
+		msg = err.Error()
 	}
 	d := time.Since(p.t0)
 	if p.span.IsRecording() {
-		p.span.SetAttributes(attribute.String("sandbox.id", p.sandbox), attribute.String("sandbox.operation", p.name))
-		p.span.SetAttributes(p.attrs...)
+		// The common attributes go after the call's, in the same array.
+		all := append(p.attrs, attribute.String("sandbox.id", p.sandbox), attribute.String("sandbox.operation", p.name))
+		p.span.SetAttributes(all...)
 		if err != nil {
 			p.span.RecordError(err)
-			p.span.SetStatus(codes.Error, err.Error())
+			p.span.SetStatus(codes.Error, msg)
 		}
 	}
 	p.span.End()
 	if p.ob.audit == nil {
 		return
 	}
-	ctx := trace.ContextWithSpan(context.Background(), p.span) // the record's trace, for handlers that log it
+	ctx := recordContext(p.span)
 	level, outcome := slog.LevelInfo, "ok"
 	if err != nil {
 		level, outcome = slog.LevelWarn, "error"
@@ -188,10 +221,10 @@ func (p *op) end(errp *error) {
 	if !p.ob.audit.Enabled(ctx, level) {
 		return
 	}
-	attrs := make([]slog.Attr, 0, 5+len(p.attrs))
-	attrs = append(attrs, slog.String("op", p.name), slog.String("sandbox", p.sandbox), slog.String("outcome", outcome))
+	var buf [12]slog.Attr // on the stack for a call's few attributes
+	attrs := append(buf[:0], slog.String("op", p.name), slog.String("sandbox", p.sandbox), slog.String("outcome", outcome))
 	if err != nil {
-		attrs = append(attrs, slog.String("error", err.Error()))
+		attrs = append(attrs, slog.String("error", msg))
 	}
 	for _, a := range p.attrs {
 		k := strings.TrimPrefix(string(a.Key), "sandbox.")
@@ -202,7 +235,53 @@ func (p *op) end(errp *error) {
 		}
 	}
 	attrs = append(attrs, slog.Duration("duration", d))
-	p.ob.audit.LogAttrs(ctx, level, "sandbox "+p.name, attrs...)
+	p.ob.audit.LogAttrs(ctx, level, p.names.msg, attrs...)
+}
+
+// recordContext is the context of an audit record: span's, for handlers
+// that log its trace, or none when span has no valid trace (no context
+// to allocate).
+func recordContext(span trace.Span) context.Context {
+	if !span.SpanContext().IsValid() {
+		return context.Background()
+	}
+	return trace.ContextWithSpan(context.Background(), span)
+}
+
+// opName is the span name and the record message of a call.
+type opName struct{ span, msg string }
+
+// opNames maps a call's name to its opName, a copy-on-write map so that
+// a call looks its names up without a lock or an allocation; opNamesMu
+// serializes the additions, one per name.
+var (
+	opNames   atomic.Pointer[map[string]*opName]
+	opNamesMu sync.Mutex
+)
+
+// namesOf returns the names of the call name, made on its first call.
+func namesOf(name string) *opName {
+	if m := opNames.Load(); m != nil {
+		if n := (*m)[name]; n != nil {
+			return n
+		}
+	}
+	opNamesMu.Lock()
+	defer opNamesMu.Unlock()
+	old := opNames.Load()
+	if old != nil {
+		if n := (*old)[name]; n != nil {
+			return n
+		}
+	}
+	m := make(map[string]*opName, 64)
+	if old != nil {
+		maps.Copy(m, *old)
+	}
+	n := &opName{span: "sandbox." + name, msg: "sandbox " + name}
+	m[name] = n
+	opNames.Store(&m)
+	return n
 }
 
 // egress records a decision of the sandbox's egress policy through the

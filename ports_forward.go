@@ -38,6 +38,7 @@ func (s *Sandbox) Forward(ctx context.Context, hostAddr string, port int) (_ *Fo
 	if err != nil {
 		return nil, err
 	}
+	op.text("address", ln.Addr().String())
 	ctx, cancel := context.WithCancel(ctx)
 	f := &Forwarder{s: s, ln: ln, ctx: ctx, cancel: cancel, target: net.JoinHostPort("127.0.0.1", strconv.Itoa(port)),
 		conns: map[net.Conn]struct{}{}, done: make(chan struct{})}
@@ -85,7 +86,10 @@ type Forwarder struct {
 func (f *Forwarder) Addr() net.Addr { return f.ln.Addr() }
 
 // Close stops forwarding and closes the connections it carries.
-func (f *Forwarder) Close() error {
+func (f *Forwarder) Close() (err error) {
+	op := f.s.beginDetached("Forwarder.Close")
+	defer op.end(&err)
+	op.text("address", f.ln.Addr().String())
 	f.cancel()
 	f.shut()
 	return nil

@@ -106,6 +106,7 @@ func (s *Sandbox) StartProcess(ctx context.Context, command string, opts ...Proc
 	if err != nil {
 		return nil, err
 	}
+	op.str("sandbox.process", info.ID)
 	return &Process{s: s, id: info.ID}, nil
 }
 
@@ -135,24 +136,42 @@ func (s *Sandbox) Processes(ctx context.Context) (_ []ProcessInfo, err error) {
 
 // Process finds the process with the given ID (from StartProcess or Processes,
 // possibly of another program): ErrProcessNotFound when there is none.
-func (s *Sandbox) Process(ctx context.Context, id string) (*Process, error) {
+func (s *Sandbox) Process(ctx context.Context, id string) (_ *Process, err error) {
+	ctx, op := s.begin(ctx, "Process")
+	defer op.end(&err)
 	if err := checkProcID(id); err != nil {
 		return nil, err
 	}
+	op.str("sandbox.process", id)
 	p := &Process{s: s, id: id}
-	if _, err := p.Info(ctx); err != nil {
+	if _, err := p.current(ctx); err != nil {
 		return nil, err
 	}
 	return p, nil
 }
 
 // Info returns the process's current state.
-func (p *Process) Info(ctx context.Context) (ProcessInfo, error) {
+func (p *Process) Info(ctx context.Context) (_ ProcessInfo, err error) {
+	ctx, op := p.begin(ctx, "Process.Info")
+	defer op.end(&err)
+	return p.current(ctx)
+}
+
+// current asks the helper for the process's info.
+func (p *Process) current(ctx context.Context) (ProcessInfo, error) {
 	res, err := p.call(ctx, proto.OpProcInfo, proto.ProcRequest{})
 	if err != nil {
 		return ProcessInfo{}, err
 	}
 	return p.info(res)
+}
+
+// begin is Sandbox.begin for the process call name, with the process's
+// ID in the record and the span.
+func (p *Process) begin(ctx context.Context, name string) (context.Context, *op) {
+	ctx, op := p.s.begin(ctx, name)
+	op.str("sandbox.process", p.id)
+	return ctx, op
 }
 
 // Write writes data to the process's stdin (its terminal's input with
@@ -161,7 +180,7 @@ func (p *Process) Info(ctx context.Context) (ProcessInfo, error) {
 // does not read and the pipe is full, until ctx ends. A process that
 // exited is ErrProcessDone; after CloseStdin, ErrStdinClosed.
 func (p *Process) Write(ctx context.Context, data []byte) (_ int, err error) {
-	ctx, op := p.s.begin(ctx, "Process.Write")
+	ctx, op := p.begin(ctx, "Process.Write")
 	defer op.end(&err)
 	op.bytes(int64(len(data)))
 	written := 0
@@ -184,7 +203,7 @@ func (p *Process) Write(ctx context.Context, data []byte) (_ int, err error) {
 // CloseStdin closes the process's stdin: it reads end of file. On a
 // terminal (ProcessTTY) it types the end-of-file character (Ctrl-D) instead.
 func (p *Process) CloseStdin(ctx context.Context) (err error) {
-	ctx, op := p.s.begin(ctx, "Process.CloseStdin")
+	ctx, op := p.begin(ctx, "Process.CloseStdin")
 	defer op.end(&err)
 	_, err = p.call(ctx, proto.OpProcCloseStdin, proto.ProcRequest{})
 	return err
@@ -194,7 +213,7 @@ func (p *Process) CloseStdin(ctx context.Context) (err error) {
 // shell runs in the foreground, as Ctrl-C on a terminal does). A process
 // that exited is ErrProcessDone.
 func (p *Process) Signal(ctx context.Context, sig syscall.Signal) (err error) {
-	ctx, op := p.s.begin(ctx, "Process.Signal")
+	ctx, op := p.begin(ctx, "Process.Signal")
 	defer op.end(&err)
 	op.int("sandbox.signal", int64(sig))
 	if sig <= 0 || sig > 64 {
@@ -208,7 +227,7 @@ func (p *Process) Signal(ctx context.Context, sig syscall.Signal) (err error) {
 // however it detached (background, setsid, double fork), and returns once
 // they are dead. A process that exited is ErrProcessDone.
 func (p *Process) Kill(ctx context.Context) (err error) {
-	ctx, op := p.s.begin(ctx, "Process.Kill")
+	ctx, op := p.begin(ctx, "Process.Kill")
 	defer op.end(&err)
 	_, err = p.call(ctx, proto.OpProcKill, proto.ProcRequest{})
 	return err
@@ -216,18 +235,20 @@ func (p *Process) Kill(ctx context.Context) (err error) {
 
 // Resize sets the size of the terminal of a process started ProcessTTY; its
 // foreground program gets SIGWINCH.
-func (p *Process) Resize(ctx context.Context, rows, cols int) error {
+func (p *Process) Resize(ctx context.Context, rows, cols int) (err error) {
+	ctx, op := p.begin(ctx, "Process.Resize")
+	defer op.end(&err)
 	if err := checkProcWinsize(rows, cols); err != nil {
 		return err
 	}
-	_, err := p.call(ctx, proto.OpProcResize, proto.ProcRequest{Rows: rows, Cols: cols})
+	_, err = p.call(ctx, proto.OpProcResize, proto.ProcRequest{Rows: rows, Cols: cols})
 	return err
 }
 
 // Wait waits for the process to exit, until ctx ends, and returns its
 // final info (the exit code is in the info, not an error).
 func (p *Process) Wait(ctx context.Context) (info ProcessInfo, err error) {
-	ctx, op := p.s.begin(ctx, "Process.Wait")
+	ctx, op := p.begin(ctx, "Process.Wait")
 	defer func() { op.processExit(info); op.end(&err) }()
 	for {
 		if err := ctx.Err(); err != nil {

@@ -74,7 +74,7 @@ func OutputWait(d time.Duration) OutputOption {
 // is an error. Reading works the same while the process runs and after it
 // exited.
 func (p *Process) Read(ctx context.Context, cursor int64, opts ...OutputOption) (out ProcessOutput, err error) {
-	ctx, op := p.s.begin(ctx, "Process.Read")
+	ctx, op := p.begin(ctx, "Process.Read")
 	defer func() { op.bytes(int64(len(out.Data))); op.end(&err) }()
 	cfg := outputConfig{max: MaxProcessRead}
 	for _, opt := range opts {
@@ -134,7 +134,7 @@ func (p *Process) readOnce(ctx context.Context, cursor int64, max int, until tim
 // (errors.Is(err, ErrOutputDropped)) that counts the bytes skipped, alone
 // when the output ended, else joined to the error that ended it.
 func (p *Process) Follow(ctx context.Context, cursor int64, w io.Writer) (_ int64, err error) {
-	ctx, op := p.s.begin(ctx, "Process.Follow")
+	ctx, op := p.begin(ctx, "Process.Follow")
 	counted := &countWriter{w: w}
 	w = counted
 	defer func() { op.bytes(counted.n); op.end(&err) }()

@@ -597,6 +597,8 @@ func attach(ctx context.Context, eng engine.Engine, o *options, idOrName string)
 // keeps it on every path but the hand-over. Detach after Close, or during
 // it, does nothing; it is safe to call more than once and concurrently.
 func (s *Sandbox) Detach() {
+	op := s.beginDetached("Detach")
+	defer op.end(nil)
 	s.closeMu.Lock()
 	if s.closeDone || s.closing != nil {
 		s.closeMu.Unlock()

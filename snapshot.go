@@ -106,6 +106,12 @@ type Snapshot struct {
 	Labels  map[string]string
 
 	conn []Option // the options that reach the engine the snapshot is on
+
+	// obs records Remove and Fork, as calls on the sandbox from (its ID)
+	// the snapshot was taken of; nil for one found by ListSnapshots or
+	// LookupSnapshot.
+	obs  *observer
+	from string
 }
 
 // A SnapshotOption configures Sandbox.Snapshot.
@@ -290,7 +296,9 @@ func (s *Sandbox) Snapshot(ctx context.Context, opts ...SnapshotOption) (_ *Snap
 			return nil, err
 		}
 	}
-	return &Snapshot{ID: id, Ref: ref, Created: now.Truncate(time.Second), Owner: labels[LabelOwner], Labels: labels, conn: s.connOptions()}, nil
+	op.str("sandbox.snapshot", shortImageID(id))
+	return &Snapshot{ID: id, Ref: ref, Created: now.Truncate(time.Second), Owner: labels[LabelOwner], Labels: labels, conn: s.connOptions(),
+		obs: s.obs, from: s.ID()}, nil
 }
 
 // addVolumes makes the snapshot's last layer: a container created (never
@@ -463,10 +471,20 @@ func (s *Sandbox) connOptions() []Option {
 // that Snapshot made). The engine refuses while a container made from it
 // exists: close its sandboxes first. A snapshot removed already is not an
 // error.
-func (snap *Snapshot) Remove(ctx context.Context) error {
+func (snap *Snapshot) Remove(ctx context.Context) (err error) {
+	ctx, op := snap.begin(ctx, "Snapshot.Remove")
+	defer op.end(&err)
 	return withSnapshotClient(ctx, snap.conn, "Snapshot.Remove", func(cli snapshotAPI) error {
 		return removeSnapshot(ctx, cli, snap.ID)
 	})
+}
+
+// begin starts observing the snapshot's call name as one on the sandbox
+// it was taken of, with the snapshot's ID.
+func (snap *Snapshot) begin(ctx context.Context, name string) (context.Context, *op) {
+	ctx, op := snap.obs.begin(ctx, name, snap.from)
+	op.str("sandbox.snapshot", shortImageID(snap.ID))
+	return ctx, op
 }
 
 // removeSnapshot removes the image id with its tags and untagged parents.
@@ -612,7 +630,10 @@ func (r snapshotRecord) apply(o *options) error {
 // New(ctx, FromSnapshot(snap), opts...) does, on the engine the snapshot
 // was taken on (opts may name another client). If any fails, those made
 // are closed and the error says why.
-func (snap *Snapshot) Fork(ctx context.Context, n int, opts ...Option) ([]*Sandbox, error) {
+func (snap *Snapshot) Fork(ctx context.Context, n int, opts ...Option) (_ []*Sandbox, err error) {
+	ctx, op := snap.begin(ctx, "Snapshot.Fork")
+	defer op.end(&err)
+	op.int("sandbox.count", int64(n))
 	if n <= 0 {
 		return nil, fmt.Errorf("%w: fork count %d must be positive", ErrInvalidOption, n)
 	}

@@ -2,13 +2,18 @@ package integration
 
 import (
 	"bytes"
+	"context"
 	"encoding/json"
+	"io"
 	"io/fs"
 	"log/slog"
+	"net"
 	"path"
 	"strings"
 	"sync"
+	"syscall"
 	"testing"
+	"time"
 
 	"github.com/dockersandbox/sandbox"
 	"github.com/dockersandbox/sandbox/internal/testenv"
@@ -162,4 +167,200 @@ func TestAuditOptions(t *testing.T) {
 	}
 	_, err := sandbox.List(testCtx(t), sandbox.Filter{}, onEngine(sandbox.WithAudit(slog.DiscardHandler))...)
 	assert.ErrorIs(t, err, sandbox.ErrInvalidOption)
+}
+
+// auditCheck checks audit records against what the calls were.
+type auditCheck struct {
+	t    *testing.T
+	id   string // the sandbox's ID
+	recs []map[string]any
+}
+
+// ops returns the records' ops.
+func (c auditCheck) ops() []string {
+	var out []string
+	for _, r := range c.recs {
+		out = append(out, r["op"].(string))
+	}
+	return out
+}
+
+// at returns the i-th record after checking its op, sandbox, outcome,
+// level, message and duration, and that it holds no command.
+func (c auditCheck) at(i int, op, outcome string) map[string]any {
+	c.t.Helper()
+	r := c.recs[i]
+	assert.Equal(c.t, op, r["op"], "record %d: %v", i, r)
+	assert.Equal(c.t, c.id, r["sandbox"], r)
+	assert.Equal(c.t, "sandbox "+op, r["msg"], r)
+	assert.Equal(c.t, outcome, r["outcome"], r)
+	assert.Equal(c.t, map[string]string{"ok": "INFO", "error": "WARN"}[outcome], r["level"], r)
+	if outcome == "ok" {
+		assert.NotContains(c.t, r, "error", r)
+	} else {
+		assert.NotEmpty(c.t, r["error"], r)
+	}
+	assert.NotContains(c.t, r, "command", r)
+	assert.Greater(c.t, r["duration"], 0.0, r)
+	return r
+}
+
+// echoed sends msg on c, connected to an echo server, requires it back,
+// and closes c.
+func echoed(t *testing.T, c net.Conn, msg string) {
+	t.Helper()
+	defer c.Close()
+	require.NoError(t, c.SetDeadline(time.Now().Add(time.Minute)))
+	_, err := io.WriteString(c, msg)
+	require.NoError(t, err)
+	got := make([]byte, len(msg))
+	_, err = io.ReadFull(c, got)
+	require.NoError(t, err)
+	require.Equal(t, msg, string(got))
+}
+
+// TestAuditPortsProcesses: one record per call of the ports (Dial, Forward
+// and the Dial of each connection it carries, Forwarder.Close), of the
+// processes (Processes, Process, Process.Info, Resize, Signal, Kill, Wait,
+// Cmd.Resize), Watch, Detach and Attach, with the address, port, process
+// ID and signal, and an error's outcome.
+func TestAuditPortsProcesses(t *testing.T) {
+	t.Parallel()
+	var log auditLog
+	sb := newSandbox(t, testenv.BusyboxImage, sandbox.WithAudit(log.handler()))
+	ctx := testCtx(t)
+	srv, err := sb.StartProcess(ctx, "exec nc -ll -p 7000 -e cat")
+	require.NoError(t, err)
+	for {
+		conn, err := sb.Dial(ctx, "tcp", "127.0.0.1:7000")
+		if err == nil {
+			conn.Close()
+			break
+		}
+		require.ErrorIs(t, err, syscall.ECONNREFUSED)
+		select {
+		case <-ctx.Done():
+			t.Fatalf("the echo server did not start: %v", err)
+		case <-time.After(50 * time.Millisecond):
+		}
+	}
+	mark := len(log.records(t))
+
+	conn, err := sb.Dial(ctx, "tcp", "127.0.0.1:7000")
+	require.NoError(t, err)
+	echoed(t, conn, "hi\n")
+	_, err = sb.Dial(ctx, "tcp", "127.0.0.1:1")
+	require.ErrorIs(t, err, syscall.ECONNREFUSED)
+	fwd, err := sb.Forward(ctx, "", 7000)
+	require.NoError(t, err)
+	conn, err = net.Dial("tcp", fwd.Addr().String())
+	require.NoError(t, err)
+	echoed(t, conn, "through\n")
+	require.NoError(t, fwd.Close())
+	<-fwd.Done() // the forwarded connection's Dial has ended
+	_, err = sb.Processes(ctx)
+	require.NoError(t, err)
+	again, err := sb.Process(ctx, srv.ID())
+	require.NoError(t, err)
+	_, err = again.Info(ctx)
+	require.NoError(t, err)
+	tty, err := sb.StartProcess(ctx, "exec sleep 1000", sandbox.ProcessTTY(24, 80))
+	require.NoError(t, err)
+	require.NoError(t, tty.Resize(ctx, 30, 100))
+	require.NoError(t, tty.Signal(ctx, syscall.SIGCONT))
+	require.NoError(t, tty.Kill(ctx))
+	info, err := tty.Wait(ctx)
+	require.NoError(t, err)
+	_, err = sb.Process(ctx, "no-such-process")
+	require.ErrorIs(t, err, sandbox.ErrProcessNotFound)
+	cctx, cancel := context.WithCancel(ctx)
+	cmd := sb.Command(cctx, "exec sleep 1000")
+	cmd.TTY = &sandbox.Winsize{Rows: 24, Cols: 80}
+	require.NoError(t, cmd.Start())
+	require.NoError(t, cmd.Resize(ctx, 30, 100))
+	cancel()
+	require.Error(t, cmd.Wait())
+	w, err := sb.Watch(ctx, ".", false)
+	require.NoError(t, err)
+	require.NoError(t, w.Close())
+	sb.Detach()
+	other, err := sandbox.Attach(ctx, sb.ID(), onEngine(sandbox.WithAudit(log.handler()))...)
+	require.NoError(t, err)
+	require.NoError(t, other.Close())
+
+	c := auditCheck{t: t, id: sb.ID(), recs: log.records(t)[mark:]}
+	require.Equal(t, []string{"Dial", "Dial", "Forward", "Dial", "Forwarder.Close", "Processes", "Process",
+		"Process.Info", "StartProcess", "Process.Resize", "Process.Signal", "Process.Kill", "Process.Wait",
+		"Process", "Cmd.Resize", "Command", "Watch", "Detach", "Attach", "Close"}, c.ops())
+	assert.Equal(t, "tcp 127.0.0.1:7000", c.at(0, "Dial", "ok")["address"])
+	refused := c.at(1, "Dial", "error")
+	assert.Equal(t, "tcp 127.0.0.1:1", refused["address"])
+	assert.Contains(t, refused["error"], "refused")
+	r := c.at(2, "Forward", "ok")
+	assert.Equal(t, fwd.Addr().String(), r["address"])
+	assert.Equal(t, 7000.0, r["port"])
+	assert.Equal(t, "tcp 127.0.0.1:7000", c.at(3, "Dial", "ok")["address"], "the forwarded connection")
+	assert.Equal(t, fwd.Addr().String(), c.at(4, "Forwarder.Close", "ok")["address"])
+	c.at(5, "Processes", "ok")
+	for i, op := range map[int]string{6: "Process", 7: "Process.Info"} {
+		assert.Equal(t, srv.ID(), c.at(i, op, "ok")["process"])
+	}
+	for i, op := range map[int]string{8: "StartProcess", 9: "Process.Resize", 10: "Process.Signal", 11: "Process.Kill", 12: "Process.Wait"} {
+		assert.Equal(t, tty.ID(), c.at(i, op, "ok")["process"])
+	}
+	assert.Equal(t, float64(syscall.SIGCONT), c.recs[10]["signal"])
+	assert.Equal(t, float64(info.ExitCode), c.recs[12]["exit_code"])
+	assert.Equal(t, 137.0, c.recs[12]["exit_code"])
+	assert.Equal(t, "no-such-process", c.at(13, "Process", "error")["process"])
+	c.at(14, "Cmd.Resize", "ok")
+	c.at(15, "Command", "error") // its context was cancelled
+	assert.Equal(t, ".", c.at(16, "Watch", "ok")["path"])
+	c.at(17, "Detach", "ok")
+	c.at(18, "Attach", "ok")
+	c.at(19, "Close", "ok")
+}
+
+// TestAuditSnapshots: one record per call of Usage, Pause, Resume,
+// Snapshot, Snapshot.Fork and Snapshot.Remove (the last two on the
+// sandbox the snapshot was taken of), with the snapshot's ID and the fork
+// count; a failed Remove's and Fork's outcome.
+func TestAuditSnapshots(t *testing.T) {
+	testenv.RequireDocker(t, "snapshots are Docker images; Usage and Pause are Docker's and Podman's")
+	t.Parallel()
+	var log auditLog
+	labels := map[string]string{"audittest": t.Name()}
+	pruneSnapshotsByLabel(t, labels)
+	sb := newSandbox(t, testenv.BusyboxImage, sandbox.WithAudit(log.handler()))
+	ctx := testCtx(t)
+
+	_, err := sb.Usage(ctx)
+	require.NoError(t, err)
+	require.NoError(t, sb.Pause(ctx))
+	require.NoError(t, sb.Resume(ctx))
+	snap, err := sb.Snapshot(ctx, sandbox.SnapshotLabels(labels))
+	require.NoError(t, err)
+	forks, err := snap.Fork(ctx, 1)
+	require.NoError(t, err)
+	require.NoError(t, forks[0].Close())
+	gone, cancel := context.WithCancel(ctx)
+	cancel()
+	require.Error(t, snap.Remove(gone))
+	require.NoError(t, snap.Remove(ctx))
+	_, err = snap.Fork(ctx, 0)
+	require.ErrorIs(t, err, sandbox.ErrInvalidOption)
+
+	c := auditCheck{t: t, id: sb.ID(), recs: log.records(t)}
+	require.Equal(t, []string{"New", "Usage", "Pause", "Resume", "Snapshot", "Snapshot.Fork", "Snapshot.Remove",
+		"Snapshot.Remove", "Snapshot.Fork"}, c.ops(), "a fork without WithAudit is not recorded")
+	for i, op := range []string{"Usage", "Pause", "Resume"} {
+		c.at(i+1, op, "ok")
+	}
+	short := strings.TrimPrefix(snap.ID, "sha256:")[:12]
+	assert.Equal(t, short, c.at(4, "Snapshot", "ok")["snapshot"])
+	r := c.at(5, "Snapshot.Fork", "ok")
+	assert.Equal(t, short, r["snapshot"])
+	assert.Equal(t, 1.0, r["count"])
+	assert.Equal(t, short, c.at(6, "Snapshot.Remove", "error")["snapshot"])
+	assert.Equal(t, short, c.at(7, "Snapshot.Remove", "ok")["snapshot"])
+	assert.Equal(t, 0.0, c.at(8, "Snapshot.Fork", "error")["count"])
 }

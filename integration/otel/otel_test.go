@@ -160,6 +160,88 @@ func TestSpans(t *testing.T) {
 	}
 }
 
+// TestSpansPortsSnapshots: the port calls' spans (Dial, failed, with its
+// address; Forward with its port and address; Forwarder.Close, a root
+// linked to New's span) and the snapshot calls' (Snapshot, and Remove as
+// a call on the sandbox the snapshot was taken of), with the snapshot's ID.
+func TestSpansPortsSnapshots(t *testing.T) {
+	testenv.RequireDocker(t, "snapshots are Docker images")
+	tp, exp := recorder()
+	ctx, root := tp.Tracer("test").Start(testCtx(t), "root")
+	labels := map[string]string{"spantest": t.Name()}
+	t.Cleanup(func() {
+		_, err := sandbox.PruneSnapshots(context.Background(), sandbox.Filter{Labels: labels, Owner: testenv.Owner()})
+		if err != nil {
+			t.Error(err)
+		}
+	})
+	sb := newSandbox(ctx, t, sandbox.WithTracerProvider(tp))
+	if _, err := sb.Dial(ctx, "tcp", "127.0.0.1:1"); err == nil {
+		t.Fatal("a Dial of a closed port: no error")
+	}
+	fwd, err := sb.Forward(ctx, "", 7000)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := fwd.Close(); err != nil {
+		t.Fatal(err)
+	}
+	snap, err := sb.Snapshot(ctx, sandbox.SnapshotLabels(labels))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := snap.Remove(ctx); err != nil {
+		t.Fatal(err)
+	}
+	root.End()
+
+	spans := map[string]tracetest.SpanStub{}
+	var names []string
+	for _, s := range exp.GetSpans() {
+		if strings.HasPrefix(s.Name, "sandbox.") {
+			names = append(names, s.Name)
+			spans[s.Name] = s
+		}
+	}
+	want := "sandbox.New sandbox.Dial sandbox.Forward sandbox.Forwarder.Close sandbox.Snapshot sandbox.Snapshot.Remove"
+	if strings.Join(names, " ") != want {
+		t.Fatalf("spans %q, want %q", names, want)
+	}
+	short := strings.TrimPrefix(snap.ID, "sha256:")[:12]
+	for name, s := range spans {
+		a := attrs(s)
+		if a["sandbox.id"].AsString() != sb.ID() || "sandbox."+a["sandbox.operation"].AsString() != name || s.SpanKind != trace.SpanKindClient {
+			t.Errorf("%s: sandbox.id %q, sandbox.operation %q, kind %v", name, a["sandbox.id"].AsString(), a["sandbox.operation"].AsString(), s.SpanKind)
+		}
+		switch name {
+		case "sandbox.New":
+		case "sandbox.Forwarder.Close":
+			if s.Parent.IsValid() || len(s.Links) != 1 || s.Links[0].SpanContext.SpanID() != spans["sandbox.New"].SpanContext.SpanID() {
+				t.Errorf("Forwarder.Close: parent %v, links %v; want none, and a link to New's span", s.Parent.SpanID(), s.Links)
+			}
+			if a["sandbox.address"].AsString() != fwd.Addr().String() {
+				t.Errorf("Forwarder.Close's attributes %v", s.Attributes)
+			}
+		default:
+			if s.Parent.SpanID() != root.SpanContext().SpanID() {
+				t.Errorf("%s: parent %v, want the caller's span %v", name, s.Parent.SpanID(), root.SpanContext().SpanID())
+			}
+		}
+	}
+	dial := spans["sandbox.Dial"]
+	if attrs(dial)["sandbox.address"].AsString() != "tcp 127.0.0.1:1" || dial.Status.Code != codes.Error {
+		t.Errorf("the failed Dial: attributes %v, status %+v", dial.Attributes, dial.Status)
+	}
+	if a := attrs(spans["sandbox.Forward"]); a["sandbox.port"].AsInt64() != 7000 || a["sandbox.address"].AsString() != fwd.Addr().String() {
+		t.Errorf("Forward's attributes %v", spans["sandbox.Forward"].Attributes)
+	}
+	for _, name := range []string{"sandbox.Snapshot", "sandbox.Snapshot.Remove"} {
+		if s := spans[name]; attrs(s)["sandbox.snapshot"].AsString() != short || s.Status.Code == codes.Error {
+			t.Errorf("%s: attributes %v, status %+v; want sandbox.snapshot %s", name, s.Attributes, s.Status, short)
+		}
+	}
+}
+
 // TestSpansCommandAndEnv: a Redact that allows it puts the command in the
 // span; a command's own TRACEPARENT is kept; without WithTracerProvider
 // the global provider gets the spans.
@@ -251,5 +333,99 @@ func BenchmarkObserve(b *testing.B) {
 			b.ReportMetric(100*(per(1)/per(0)-1), "traced-%")
 			b.ReportMetric(100*(per(2)/per(0)-1), "audited-%")
 		})
+	}
+}
+
+// takeAll is a slog.Handler that takes every record and keeps none,
+// allocating nothing (slog's own handlers use a sync.Pool, which the race
+// detector makes drop buffers).
+type takeAll struct{}
+
+func (takeAll) Enabled(context.Context, slog.Level) bool  { return true }
+func (takeAll) Handle(context.Context, slog.Record) error { return nil }
+func (h takeAll) WithAttrs([]slog.Attr) slog.Handler      { return h }
+func (h takeAll) WithGroup(string) slog.Handler           { return h }
+
+// TestObserveAllocs: an audit record costs a call two allocations (its
+// attributes, the error's text) and one more past five attributes (slog's
+// record keeps five in place): on calls refused before any I/O, one
+// without a path and one with, an audited sandbox allocates at most that
+// many more than one with nothing configured. (A Read that reaches the
+// helper is left out: its reply is handled on the channel's goroutine,
+// whose allocations land on one call or another.) Not parallel: it
+// counts allocations.
+func TestObserveAllocs(t *testing.T) {
+	ctx := testCtx(t)
+	plain := newSandbox(ctx, t)
+	audited := newSandbox(ctx, t, sandbox.WithAudit(takeAll{}))
+	for _, c := range []struct {
+		name string
+		call func(sb *sandbox.Sandbox) error
+		most float64
+	}{
+		{"empty path", func(sb *sandbox.Sandbox) error { _, err := sb.Read(ctx, ""); return err }, 2},
+		{"bad limit", func(sb *sandbox.Sandbox) error { _, err := sb.Read(ctx, "f.txt", sandbox.ReadLimit(-1)); return err }, 3},
+	} {
+		count := func(sb *sandbox.Sandbox) float64 {
+			if err := c.call(sb); err == nil {
+				t.Fatalf("%s: not refused", c.name)
+			}
+			return testing.AllocsPerRun(100, func() { _ = c.call(sb) })
+		}
+		p, a := count(plain), count(audited)
+		if a > p+c.most {
+			t.Errorf("%s: %.0f allocations audited, %.0f with nothing configured: more than %.0f for the record", c.name, a, p, c.most)
+		}
+		t.Logf("%s: %.0f allocations audited, %.0f with nothing configured", c.name, a, p)
+	}
+}
+
+// BenchmarkObserveCost: what observing a call costs the caller, in time
+// and allocations, on a sandbox with nothing configured (the global
+// provider with no SDK, no audit), with spans (the SDK, every span
+// sampled, a batcher to an exporter that drops them), and with an audit
+// (slog's JSON handler to io.Discard, no SDK): on a call the library
+// refuses before any I/O (a Read of ""), and on read_1k. Unlike
+// BenchmarkObserve, the allocations per call are its measure: the
+// machine's load does not change them.
+func BenchmarkObserveCost(b *testing.B) {
+	tp := sdktrace.NewTracerProvider(sdktrace.WithBatcher(tracetest.NewNoopExporter()))
+	b.Cleanup(func() { _ = tp.Shutdown(context.Background()) })
+	ctx := testCtx(b)
+	kinds := []struct {
+		name string
+		sb   *sandbox.Sandbox
+	}{
+		{"default", newSandbox(ctx, b)},
+		{"traced", newSandbox(ctx, b, sandbox.WithTracerProvider(tp))},
+		{"audited", newSandbox(ctx, b, sandbox.WithAudit(slog.NewJSONHandler(io.Discard, nil)))},
+	}
+	for _, k := range kinds {
+		if err := k.sb.Write(ctx, "1k", []byte(strings.Repeat("x", 1023)+"\n")); err != nil {
+			b.Fatal(err)
+		}
+	}
+	for _, call := range []struct {
+		name string
+		call func(sb *sandbox.Sandbox) error
+	}{
+		{"refused", func(sb *sandbox.Sandbox) error {
+			if _, err := sb.Read(ctx, ""); err == nil {
+				return fmt.Errorf("a Read of \"\" succeeded")
+			}
+			return nil
+		}},
+		{"read_1k", func(sb *sandbox.Sandbox) error { _, err := sb.Read(ctx, "1k"); return err }},
+	} {
+		for _, k := range kinds {
+			b.Run(call.name+"/"+k.name, func(b *testing.B) {
+				b.ReportAllocs()
+				for b.Loop() {
+					if err := call.call(k.sb); err != nil {
+						b.Fatal(err)
+					}
+				}
+			})
+		}
 	}
 }
