@@ -649,7 +649,10 @@ func WithRuntime(runtime string) Option {
 const minGVisorPids = 64
 
 // gvisor reports whether the runtime is gVisor's runsc.
-func (o *options) gvisor() bool { return strings.Contains(o.runtime, "runsc") }
+func (o *options) gvisor() bool { return isGVisor(o.runtime) }
+
+// isGVisor reports whether the OCI runtime named runtime is gVisor's.
+func isGVisor(runtime string) bool { return strings.Contains(runtime, "runsc") }
 
 // WithPullPolicy says when to pull the image (default PullMissing).
 func WithPullPolicy(p PullPolicy) Option {

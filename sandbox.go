@@ -525,7 +525,10 @@ func (o *options) dockerOnly(cfg *container.Config, host *container.HostConfig) 
 // container that is not a sandbox fails with ErrInvalidOption; one that is
 // stopped, with ErrStopped (WithStart starts it first); one that is not
 // running otherwise, with ErrGone. A paused one is attached paused (see
-// Pause; WithAutoResume, WithAutoPause apply).
+// Pause; WithAutoResume, WithAutoPause apply). On Docker the handle takes
+// the container's OCI runtime from its inspect: under gVisor it does what
+// one from New WithRuntime("runsc") does (Close thaws a paused sandbox
+// first).
 //
 // The handle owns the container as one from New does: its Close removes
 // the container (or stops it, with WithAutoRemove(false)). Call Detach
@@ -537,7 +540,7 @@ func Attach(ctx context.Context, idOrName string, opts ...Option) (*Sandbox, err
 }
 
 func attach(ctx context.Context, eng engine.Engine, o *options, idOrName string) (*Sandbox, error) {
-	c, err := eng.Inspect(ctx, idOrName)
+	c, runtime, err := inspectRuntime(ctx, eng, idOrName)
 	if errors.Is(err, engine.ErrNotFound) {
 		return nil, fmt.Errorf("sandbox: attach %s: %w: %v", idOrName, ErrGone, err)
 	}
@@ -560,6 +563,13 @@ func attach(ctx context.Context, eng engine.Engine, o *options, idOrName string)
 		}
 	}
 	o.workingDir, o.user, o.image = c.Labels[LabelWorkingDir], c.User, c.Image
+	if isGVisor(runtime) {
+		// As WithRuntime would have said it: what the library does under
+		// gVisor (Close thaws a paused sandbox first) holds for the
+		// handle too. Another runtime is left unsaid, as New leaves the
+		// daemon's default (a snapshot records none).
+		o.runtime = runtime
+	}
 	if o.workingDir == "" {
 		o.workingDir = c.WorkingDir
 	}
@@ -571,6 +581,16 @@ func attach(ctx context.Context, eng engine.Engine, o *options, idOrName string)
 	s.life.paused = paused
 	s.life.frozen.Store(paused)
 	return s, nil
+}
+
+// inspectRuntime inspects the sandbox id, with its OCI runtime on Docker
+// ("" on another engine, which has none to choose).
+func inspectRuntime(ctx context.Context, eng engine.Engine, id string) (engine.Info, string, error) {
+	if d, ok := eng.(*docker.Engine); ok {
+		return d.InspectRuntime(ctx, id)
+	}
+	info, err := eng.Inspect(ctx, id)
+	return info, "", err
 }
 
 // Detach lets go of the sandbox without touching its container: the

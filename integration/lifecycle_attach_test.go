@@ -96,3 +96,29 @@ func TestAttachRefused(t *testing.T) {
 	_, err = sandbox.Attach(ctx, sb.ID(), onEngine()...)
 	assert.ErrorIs(t, err, sandbox.ErrGone)
 }
+
+// TestAttachPausedClose: a handle from Attach takes the sandbox's OCI
+// runtime from the engine, so its Close of a paused sandbox ends it
+// within Close's bound on every runtime. Under gVisor that takes the
+// thaw one from New WithRuntime("runsc") does first: runsc holds a kill
+// of a frozen sandbox, and dockerd stops answering for a minute.
+func TestAttachPausedClose(t *testing.T) {
+	t.Parallel()
+	requirePauser(t)
+	ctx := testCtx(t)
+	sb, err := sandbox.New(ctx, sandboxOptions(testenv.BusyboxImage)...)
+	require.NoError(t, err)
+	id := sb.ID()
+	t.Cleanup(func() { _ = removeBox(t, id) }) // gone already unless the test failed
+	require.NoError(t, sb.Pause(ctx))
+	sb.Detach()
+	again, err := sandbox.Attach(ctx, id, onEngine()...)
+	require.NoError(t, err)
+	start := time.Now()
+	require.NoError(t, again.Close())
+	took := time.Since(start)
+	t.Logf("Close of an attached paused sandbox: %v", took)
+	assert.Less(t, took, 30*time.Second)
+	_, err = inspectBox(t, id)
+	assert.ErrorIs(t, err, engine.ErrNotFound, "Close removed the container")
+}

@@ -104,10 +104,19 @@ func (d *Engine) Exec(ctx context.Context, id string, argv []string, user string
 
 // Inspect describes the container.
 func (d *Engine) Inspect(ctx context.Context, id string) (engine.Info, error) {
+	info, _, err := d.InspectRuntime(ctx, id)
+	return info, err
+}
+
+// InspectRuntime is Inspect, with the OCI runtime the container runs
+// under (its HostConfig.Runtime: the daemon's default runtime, "runc" on
+// Docker, when none was asked for; "" if the daemon does not say).
+func (d *Engine) InspectRuntime(ctx context.Context, id string) (engine.Info, string, error) {
 	res, err := d.Client.ContainerInspect(ctx, id, client.ContainerInspectOptions{})
 	if err != nil {
-		return engine.Info{}, Classify(err)
+		return engine.Info{}, "", Classify(err)
 	}
+	var runtime string
 	c := res.Container
 	info := engine.Info{ID: c.ID, Name: strings.TrimPrefix(c.Name, "/"), State: engine.StateUnknown}
 	if c.Config != nil {
@@ -121,10 +130,10 @@ func (d *Engine) Inspect(ctx context.Context, id string) (engine.Info, error) {
 		}
 	}
 	if h := c.HostConfig; h != nil {
-		info.RemoveOnExit = h.AutoRemove
+		info.RemoveOnExit, runtime = h.AutoRemove, h.Runtime
 	}
 	info.Created, _ = time.Parse(time.RFC3339Nano, c.Created)
-	return info, nil
+	return info, runtime, nil
 }
 
 // List lists the containers, in any state, that carry labels.
