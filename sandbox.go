@@ -5,6 +5,7 @@ import (
 	"errors"
 	"fmt"
 	"slices"
+	"strings"
 	"sync"
 	"sync/atomic"
 	"time"
@@ -196,11 +197,15 @@ func createDocker(ctx context.Context, d *docker.Engine, o *options) (*Sandbox, 
 	sweepAbandoned(ctx, d)
 	var ps *portSocket // nil when Dial cannot use one
 	x := docker.Creation{Pull: pullOf(o.pullPolicy), Progress: o.pullProgress, Configure: o.dockerOnly, StampCreated: LabelCreated}
-	x.Configured = func(cfg *container.Config, host *container.HostConfig) {
+	x.Configured = func(cfg *container.Config, host *container.HostConfig) error {
+		if err := o.checkGVisor(host); err != nil {
+			return err
+		}
 		if ps = o.portSocket(d, host); ps != nil {
 			host.Mounts = append(host.Mounts, ps.mount())
 			cfg.Labels[labelPortsDir] = ps.parent
 		}
+		return nil
 	}
 	if vols := o.snap.volumes; len(vols) > 0 {
 		x.Started = func(ctx context.Context, id string) error {
@@ -212,11 +217,22 @@ func createDocker(ctx context.Context, d *docker.Engine, o *options) (*Sandbox, 
 		if ps != nil {
 			ps.close()
 		}
+		if o.runtime != "" && unknownRuntime(err) {
+			return nil, fmt.Errorf("%w: WithRuntime(%q): the daemon has no such runtime (for gVisor, register runsc with the daemon: docs/engines.md): %w", ErrInvalidOption, o.runtime, err)
+		}
 		return nil, err
 	}
 	s := newSandbox(info.ID, o, d)
 	s.ports = ps
 	return s, nil
+}
+
+// unknownRuntime reports whether err is the daemon's refusal of a runtime
+// it has not registered (Docker 20.10: "Unknown runtime specified"; later:
+// "unknown or invalid runtime name").
+func unknownRuntime(err error) bool {
+	msg := strings.ToLower(err.Error())
+	return strings.Contains(msg, "unknown or invalid runtime name") || strings.Contains(msg, "unknown runtime specified")
 }
 
 // ID returns the container's short ID (12 hex characters), or the ID of

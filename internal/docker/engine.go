@@ -276,10 +276,13 @@ func (d *Engine) Create(ctx context.Context, spec *engine.Spec) (engine.Info, er
 // that Create takes: the options only Docker has. Its zero value is
 // Create's.
 type Creation struct {
-	Pull       Pull
-	Progress   io.Writer                                      // pull progress; nil: none
-	Configure  func(*container.Config, *container.HostConfig) // the Docker-only options; nil: none
-	Configured func(*container.Config, *container.HostConfig) // once the configuration is whole (the port socket's mount); nil: none
+	Pull      Pull
+	Progress  io.Writer                                      // pull progress; nil: none
+	Configure func(*container.Config, *container.HostConfig) // the Docker-only options; nil: none
+	// Configured runs once the configuration is whole (the port socket's
+	// mount); an error it returns is CreateWith's, before anything is
+	// made. nil: none.
+	Configured func(*container.Config, *container.HostConfig) error
 	// StampCreated, if not "", is a label set to each try's time (New's
 	// sweep takes a sandbox never started for long as abandoned); Create
 	// keeps the spec's labels as they are.
@@ -306,7 +309,9 @@ func (d *Engine) CreateWith(ctx context.Context, spec *engine.Spec, x Creation) 
 	}
 	cfg, host := Config(spec, x.Configure)
 	if x.Configured != nil {
-		x.Configured(cfg, host)
+		if err := x.Configured(cfg, host); err != nil {
+			return engine.Info{}, err
+		}
 	}
 	tries := map[string]int{} // limits lowered after a refusal, by name
 	for {
