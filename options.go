@@ -199,7 +199,7 @@ func newOptions(opts []Option, c call, fn string) (*options, error) {
 		return nil, err
 	}
 	if o.gvisor() && o.pidsLimit > 0 && o.pidsLimit < minGVisorPids {
-		return nil, fmt.Errorf("%w: WithPidsLimit(%d) under gVisor: the limit counts gVisor's own threads too (about 20 to start, more as the sandbox works), and one it reaches ends the sandbox; give at least %d", ErrInvalidOption, o.pidsLimit, minGVisorPids)
+		return nil, fmt.Errorf("%w: WithPidsLimit(%d) under gVisor: %s", ErrInvalidOption, o.pidsLimit, gvisorPidsWhy)
 	}
 	if o.egress != nil && (o.networkMode != "" && o.networkMode != "none" || len(o.dns) > 0) {
 		return nil, fmt.Errorf("%w: WithEgress gives the sandbox no network of its own: it excludes WithNetworkMode(%q) and WithDNS", ErrInvalidOption, o.networkMode)
@@ -634,7 +634,10 @@ func WithCapDrop(caps ...string) Option {
 	}
 }
 
-// WithRuntime selects the OCI runtime, e.g. "runsc" for gVisor.
+// WithRuntime selects the OCI runtime, e.g. "runsc" for gVisor. Under
+// gVisor New refuses with ErrInvalidOption what gVisor cannot do that it
+// can see at the call: a pids limit below 64; docs/engines.md lists what
+// else differs.
 func WithRuntime(runtime string) Option {
 	return func(o *options) error {
 		o.use("WithRuntime", callNew)
@@ -652,7 +655,29 @@ func WithRuntime(runtime string) Option {
 const minGVisorPids = 64
 
 // gvisor reports whether the runtime is gVisor's runsc.
-func (o *options) gvisor() bool { return strings.Contains(o.runtime, "runsc") }
+func (o *options) gvisor() bool { return isGVisor(o.runtime) }
+
+// isGVisor reports whether the OCI runtime named runtime is gVisor's.
+func isGVisor(runtime string) bool { return strings.Contains(runtime, "runsc") }
+
+// checkGVisor refuses the container configuration that WithContainerConfig
+// left, host, where it escapes what New does under gVisor: a runtime
+// other than WithRuntime's that is gVisor's, or is not (the library gives
+// a gVisor sandbox a scratch /tmp, a pids floor, a thaw before Close only
+// when WithRuntime says gVisor), or a pids limit below gVisor's floor.
+func (o *options) checkGVisor(host *container.HostConfig) error {
+	if isGVisor(host.Runtime) != o.gvisor() {
+		return fmt.Errorf("%w: WithContainerConfig set the OCI runtime to %q and WithRuntime to %q: choose gVisor (runsc) with WithRuntime alone, for what the library does under it", ErrInvalidOption, host.Runtime, o.runtime)
+	}
+	if o.gvisor() && host.PidsLimit != nil && *host.PidsLimit > 0 && *host.PidsLimit < minGVisorPids {
+		return fmt.Errorf("%w: WithContainerConfig set a pids limit of %d under gVisor: %s", ErrInvalidOption, *host.PidsLimit, gvisorPidsWhy)
+	}
+	return nil
+}
+
+// gvisorPidsWhy says why a pids limit below minGVisorPids is refused
+// under gVisor.
+var gvisorPidsWhy = fmt.Sprintf("the limit counts gVisor's own threads too (about 20 to start, more as the sandbox works), and one it reaches ends the sandbox; give at least %d", minGVisorPids)
 
 // WithPullPolicy says when to pull the image (default PullMissing).
 func WithPullPolicy(p PullPolicy) Option {
@@ -678,6 +703,8 @@ func WithPullProgress(w io.Writer) Option {
 // WithContainerConfig is the escape hatch for any other container or host
 // setting: fn edits the configuration just before the container is created.
 // The library's own settings (entrypoint, labels) are applied after fn.
+// A runtime fn sets must be WithRuntime's where either is gVisor's (New
+// does more under gVisor), else New fails with ErrInvalidOption.
 func WithContainerConfig(fn func(*container.Config, *container.HostConfig)) Option {
 	return func(o *options) error {
 		o.use("WithContainerConfig", callNew)

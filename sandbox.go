@@ -5,6 +5,7 @@ import (
 	"errors"
 	"fmt"
 	"slices"
+	"strings"
 	"sync"
 	"sync/atomic"
 	"time"
@@ -196,11 +197,15 @@ func createDocker(ctx context.Context, d *docker.Engine, o *options) (*Sandbox, 
 	sweepAbandoned(ctx, d)
 	var ps *portSocket // nil when Dial cannot use one
 	x := docker.Creation{Pull: pullOf(o.pullPolicy), Progress: o.pullProgress, Configure: o.dockerOnly, StampCreated: LabelCreated}
-	x.Configured = func(cfg *container.Config, host *container.HostConfig) {
+	x.Configured = func(cfg *container.Config, host *container.HostConfig) error {
+		if err := o.checkGVisor(host); err != nil {
+			return err
+		}
 		if ps = o.portSocket(d, host); ps != nil {
 			host.Mounts = append(host.Mounts, ps.mount())
 			cfg.Labels[labelPortsDir] = ps.parent
 		}
+		return nil
 	}
 	if vols := o.snap.volumes; len(vols) > 0 {
 		x.Started = func(ctx context.Context, id string) error {
@@ -212,11 +217,22 @@ func createDocker(ctx context.Context, d *docker.Engine, o *options) (*Sandbox, 
 		if ps != nil {
 			ps.close()
 		}
+		if o.runtime != "" && unknownRuntime(err) {
+			return nil, fmt.Errorf("%w: WithRuntime(%q): the daemon has no such runtime (for gVisor, register runsc with the daemon: docs/engines.md): %w", ErrInvalidOption, o.runtime, err)
+		}
 		return nil, err
 	}
 	s := newSandbox(info.ID, o, d)
 	s.ports = ps
 	return s, nil
+}
+
+// unknownRuntime reports whether err is the daemon's refusal of a runtime
+// it has not registered (Docker 20.10: "Unknown runtime specified"; later:
+// "unknown or invalid runtime name").
+func unknownRuntime(err error) bool {
+	msg := strings.ToLower(err.Error())
+	return strings.Contains(msg, "unknown or invalid runtime name") || strings.Contains(msg, "unknown runtime specified")
 }
 
 // ID returns the container's short ID (12 hex characters), or the ID of
@@ -525,7 +541,10 @@ func (o *options) dockerOnly(cfg *container.Config, host *container.HostConfig) 
 // container that is not a sandbox fails with ErrInvalidOption; one that is
 // stopped, with ErrStopped (WithStart starts it first); one that is not
 // running otherwise, with ErrGone. A paused one is attached paused (see
-// Pause; WithAutoResume, WithAutoPause apply).
+// Pause; WithAutoResume, WithAutoPause apply). On Docker the handle takes
+// the container's OCI runtime from its inspect: under gVisor it does what
+// one from New WithRuntime("runsc") does (Close thaws a paused sandbox
+// first).
 //
 // The handle owns the container as one from New does: its Close removes
 // the container (or stops it, with WithAutoRemove(false)). Call Detach
@@ -537,7 +556,7 @@ func Attach(ctx context.Context, idOrName string, opts ...Option) (*Sandbox, err
 }
 
 func attach(ctx context.Context, eng engine.Engine, o *options, idOrName string) (*Sandbox, error) {
-	c, err := eng.Inspect(ctx, idOrName)
+	c, runtime, err := inspectRuntime(ctx, eng, idOrName)
 	if errors.Is(err, engine.ErrNotFound) {
 		return nil, fmt.Errorf("sandbox: attach %s: %w: %v", idOrName, ErrGone, err)
 	}
@@ -560,6 +579,13 @@ func attach(ctx context.Context, eng engine.Engine, o *options, idOrName string)
 		}
 	}
 	o.workingDir, o.user, o.image = c.Labels[LabelWorkingDir], c.User, c.Image
+	if isGVisor(runtime) {
+		// As WithRuntime would have said it: what the library does under
+		// gVisor (Close thaws a paused sandbox first) holds for the
+		// handle too. Another runtime is left unsaid, as New leaves the
+		// daemon's default (a snapshot records none).
+		o.runtime = runtime
+	}
 	if o.workingDir == "" {
 		o.workingDir = c.WorkingDir
 	}
@@ -571,6 +597,16 @@ func attach(ctx context.Context, eng engine.Engine, o *options, idOrName string)
 	s.life.paused = paused
 	s.life.frozen.Store(paused)
 	return s, nil
+}
+
+// inspectRuntime inspects the sandbox id, with its OCI runtime on Docker
+// ("" on another engine, which has none to choose).
+func inspectRuntime(ctx context.Context, eng engine.Engine, id string) (engine.Info, string, error) {
+	if d, ok := eng.(*docker.Engine); ok {
+		return d.InspectRuntime(ctx, id)
+	}
+	info, err := eng.Inspect(ctx, id)
+	return info, "", err
 }
 
 // Detach lets go of the sandbox without touching its container: the

@@ -4,12 +4,16 @@ package integration
 
 import (
 	"context"
+	"errors"
 	"fmt"
+	"io"
+	"strconv"
 	"testing"
 	"time"
 
 	"github.com/dockersandbox/sandbox"
 	"github.com/dockersandbox/sandbox/engine"
+	"github.com/dockersandbox/sandbox/internal/sandboxtest"
 	"github.com/dockersandbox/sandbox/internal/testenv"
 	"github.com/moby/moby/api/types/container"
 	"github.com/moby/moby/client"
@@ -95,4 +99,62 @@ func TestAttachRefused(t *testing.T) {
 	require.NoError(t, err)
 	_, err = sandbox.Attach(ctx, sb.ID(), onEngine()...)
 	assert.ErrorIs(t, err, sandbox.ErrGone)
+}
+
+// TestAttachPausedClose: a handle from Attach takes the sandbox's OCI
+// runtime from the engine, so its Close of a paused sandbox ends it
+// within Close's bound on every runtime, and under gVisor thaws it first,
+// as one from New WithRuntime("runsc") does (the engine's events say so):
+// runsc holds a kill of a frozen sandbox (about 10 s here; dockerd has
+// stopped answering for a minute under load).
+func TestAttachPausedClose(t *testing.T) {
+	t.Parallel()
+	requirePauser(t)
+	ctx := testCtx(t)
+	sb, err := sandbox.New(ctx, sandboxOptions(testenv.BusyboxImage)...)
+	require.NoError(t, err)
+	id := sb.ID()
+	t.Cleanup(func() { _ = removeBox(t, id) }) // gone already unless the test failed
+	info, err := inspectBox(t, id)
+	require.NoError(t, err)
+	require.NoError(t, sb.Pause(ctx))
+	sb.Detach()
+	attached := time.Now()
+	again, err := sandbox.Attach(ctx, id, onEngine()...)
+	require.NoError(t, err)
+	start := time.Now()
+	require.NoError(t, again.Close())
+	took := time.Since(start)
+	t.Logf("Close of an attached paused sandbox: %v", took)
+	assert.Less(t, took, 30*time.Second)
+	_, err = inspectBox(t, id)
+	assert.ErrorIs(t, err, engine.ErrNotFound, "Close removed the container")
+	if sandboxtest.GVisor() {
+		assert.Contains(t, containerActions(t, info.ID, attached), "unpause", "Close thawed the gVisor sandbox before its removal")
+	}
+}
+
+// containerActions returns the actions of Docker's events for the
+// container id from since until now.
+func containerActions(t *testing.T, id string, since time.Time) []string {
+	t.Helper()
+	ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
+	defer cancel()
+	res := testenv.Client(t).Events(ctx, client.EventsListOptions{
+		Since:   strconv.FormatInt(since.Unix()-1, 10),
+		Until:   strconv.FormatInt(time.Now().Unix()+1, 10),
+		Filters: make(client.Filters).Add("container", id),
+	})
+	var actions []string
+	for {
+		select {
+		case m := <-res.Messages:
+			actions = append(actions, string(m.Action))
+		case err := <-res.Err:
+			if !errors.Is(err, io.EOF) {
+				require.NoError(t, err, "the engine's events")
+			}
+			return actions
+		}
+	}
 }

@@ -195,6 +195,26 @@ func TestInvalidOptions(t *testing.T) {
 		// would end the sandbox.
 		_, err = sandbox.New(ctx, onEngine(sandbox.WithImage(testenv.BusyboxImage), sandbox.WithRuntime("runsc"), sandbox.WithPidsLimit(32))...)
 		assert.ErrorIs(t, err, sandbox.ErrInvalidOption, "a pids limit too low for gVisor")
+		// gVisor chosen, or its pids limit set, behind WithRuntime's back
+		// would escape what New does under gVisor.
+		_, err = sandbox.New(ctx, onEngine(sandbox.WithImage(testenv.BusyboxImage), sandbox.WithContainerConfig(func(_ *container.Config, h *container.HostConfig) {
+			h.Runtime = "runsc"
+		}))...)
+		assert.ErrorIs(t, err, sandbox.ErrInvalidOption, "gVisor from WithContainerConfig")
+		assert.ErrorContains(t, err, "WithRuntime")
+		_, err = sandbox.New(ctx, onEngine(sandbox.WithImage(testenv.BusyboxImage), sandbox.WithRuntime("runsc"), sandbox.WithContainerConfig(func(_ *container.Config, h *container.HostConfig) {
+			limit := int64(32)
+			h.PidsLimit = &limit
+		}))...)
+		assert.ErrorIs(t, err, sandbox.ErrInvalidOption, "a pids limit too low for gVisor from WithContainerConfig")
+		assert.ErrorContains(t, err, "gVisor")
+		if !testenv.Podman(t) {
+			// A runtime Docker does not have: refused by the daemon, and
+			// said as an invalid option.
+			_, err = sandbox.New(ctx, onEngine(sandbox.WithImage(testenv.BusyboxImage), sandbox.WithPullPolicy(sandbox.PullNever), sandbox.WithRuntime("dockersandbox-no-such-runtime"))...)
+			assert.ErrorIs(t, err, sandbox.ErrInvalidOption, "an unknown runtime")
+			assert.ErrorContains(t, err, "register runsc")
+		}
 	}
 	assert.Equal(t, before, ours(t), "no container was created")
 }

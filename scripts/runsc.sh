@@ -28,12 +28,15 @@ if [ -s "$conf" ] && ! grep -q '"runsc"' "$conf"; then
 fi
 mkdir -p /etc/docker
 want=$(printf '{"runtimes": {"runsc": {"path": "%s", "runtimeArgs": %s}}}' "$dir/runsc" "$args")
-if [ "$(cat "$conf" 2>/dev/null)" != "$want" ] || ! docker info 2>/dev/null | grep -q 'Runtimes:.*runsc'; then
+# The daemon's runtimes, read whole: grep -q on docker info's pipe ends it
+# early, and pipefail takes its SIGPIPE for a failure.
+has_runsc() { case "$(docker info --format '{{json .Runtimes}}' 2>/dev/null)" in *'"runsc"'*) return 0 ;; esac; return 1; }
+if [ "$(cat "$conf" 2>/dev/null)" != "$want" ] || ! has_runsc; then
 	printf '%s\n' "$want" >"$conf"
 	# The dockerd of /var/run/docker.sock only (its pid file), not the
 	# other dockerds a run may have started (scripts/engines.sh).
 	if [ -s /var/run/docker.pid ]; then kill -HUP "$(cat /var/run/docker.pid)"; else pkill -HUP -x dockerd; fi
 fi
-for _ in $(seq 20); do docker info 2>/dev/null | grep -q 'Runtimes:.*runsc' && break; sleep 0.5; done
-docker info 2>/dev/null | grep -q 'Runtimes:.*runsc' || { echo "FAIL: dockerd did not take the runsc runtime" >&2; exit 1; }
+for _ in $(seq 20); do has_runsc && break; sleep 0.5; done
+has_runsc || { echo "FAIL: dockerd did not take the runsc runtime" >&2; exit 1; }
 echo "runsc $version registered: WithRuntime(\"runsc\")"

@@ -15,6 +15,10 @@
 //
 //	go run ./cmd/sandbox-bench -image python:3.13-slim -n 20 [-load]
 //
+// With -runtime runc,runsc (OCI runtimes of the Docker daemon) it runs the
+// bench once per runtime, alternated, -rounds times, and prints each
+// runtime's runs: {"runc": [{...}, ...], "runsc": [...]}.
+//
 // This binary has the Docker engine (Podman through DOCKER_HOST); the k8s
 // module's k8s/cmd/sandbox-bench is the same command with -engine
 // kubernetes, where the keys Kubernetes cannot have are left out:

@@ -4,6 +4,7 @@
 package bench
 
 import (
+	"cmp"
 	"context"
 	"encoding/json"
 	"flag"
@@ -31,13 +32,23 @@ func Main(engines *engineflag.Set, args []string) {
 	durable := fs.Bool("durable", false, "also measure snapshot_100m, fork_10, persist_100m, hydrate_100m beside docker commit, ten New, docker cp out and in (Docker only)")
 	only := fs.String("only", "", "run only these comma-separated groups: "+strings.Join(onlyGroups, ", "))
 	user := fs.String("user", "", "`user` of the sandboxes (default the image's; on Kubernetes a numeric uid:gid)")
-	runtime := fs.String("runtime", "", "OCI `runtime` of the sandboxes on Docker, e.g. runsc for gVisor (default the daemon's)")
+	runtime := fs.String("runtime", "", "OCI `runtime` of the sandboxes on Docker, e.g. runsc for gVisor (default the daemon's); a comma-separated list runs the bench once per runtime, alternated, and prints each runtime's runs")
+	rounds := fs.Int("rounds", 1, "how many times to run the bench (alternating the runtimes of -runtime, round by round)")
 	rssChild := fs.Bool("rss-child", false, "internal: run only the 256 MiB output measurement")
 	choice := engines.AddFlags(fs)
 	fs.Usage = usage
 	fail(fs.Parse(args))
 	if *n < 1 {
 		fail(fmt.Errorf("-n must be at least 1"))
+	}
+	if *rounds < 1 {
+		fail(fmt.Errorf("-rounds must be at least 1"))
+	}
+	runtimes := strings.Split(*runtime, ",")
+	for i, rt := range runtimes {
+		if (*runtime != "" && strings.TrimSpace(rt) == "") || slices.Contains(runtimes[:i], rt) {
+			fail(fmt.Errorf("-runtime %q: give each runtime once, none empty", *runtime))
+		}
 	}
 	ctx := context.Background()
 	b := &bench{n: *n, args: args}
@@ -60,23 +71,55 @@ func Main(engines *engineflag.Set, args []string) {
 	if *user != "" {
 		b.opts = append(b.opts, sandbox.WithUser(*user))
 	}
-	if *runtime != "" {
-		if !b.docker() {
-			fail(fmt.Errorf("-runtime: an OCI runtime is Docker's option"))
-		}
-		b.opts = append(b.opts, sandbox.WithRuntime(*runtime))
+	if *runtime != "" && !b.docker() {
+		fail(fmt.Errorf("-runtime: an OCI runtime is Docker's option"))
 	}
 	if *rssChild {
+		if *runtime != "" {
+			b.opts = append(b.opts, sandbox.WithRuntime(runtimes[len(runtimes)-1]))
+		}
 		fail(bigOutput(ctx, b.opts))
 		return
 	}
 	if *durable && !b.docker() {
 		fail(fmt.Errorf("-durable: snapshots, forks, persist and hydrate need the Docker engine"))
 	}
-	if runOnly(ctx, b, *only) {
-		return
+	run := func(rt string) map[string]any {
+		rb := *b
+		rb.opts = slices.Clip(b.opts)
+		if rt != "" {
+			rb.opts = append(rb.opts, sandbox.WithRuntime(rt))
+			rb.args = append(slices.Clip(args), "-runtime", rt) // the RSS child's: the last -runtime counts
+		}
+		if *only != "" {
+			return runOnly(ctx, &rb, *only)
+		}
+		return rb.all(ctx, *durable, *load)
 	}
+	var out any
+	if len(runtimes) == 1 && *rounds == 1 {
+		out = run(*runtime)
+	} else {
+		// Alternated, round by round, so that what else the machine does
+		// weighs on every runtime alike; the daemon's default is "default".
+		byRuntime := map[string][]map[string]any{}
+		for round := range *rounds {
+			for _, rt := range runtimes {
+				key := cmp.Or(rt, "default")
+				fmt.Fprintf(os.Stderr, "sandbox-bench: runtime %s, round %d of %d\n", key, round+1, *rounds)
+				byRuntime[key] = append(byRuntime[key], run(rt))
+			}
+		}
+		out = byRuntime
+	}
+	enc := json.NewEncoder(os.Stdout)
+	enc.SetIndent("", "  ")
+	fail(enc.Encode(out))
+}
 
+// all runs the whole bench (with -durable's and -load's groups if asked)
+// and returns its keys.
+func (b *bench) all(ctx context.Context, durable, load bool) map[string]any {
 	out := map[string]any{}
 	fastest, err := b.operations(ctx, true)
 	fail(err)
@@ -135,24 +178,22 @@ func Main(engines *engineflag.Set, args []string) {
 	} else {
 		fmt.Fprintln(os.Stderr, "sandbox-bench: docker cp comparison skipped:", err)
 	}
-	if *durable {
+	if durable {
 		d, err := b.durable(ctx)
 		fail(err)
 		for k, v := range d {
 			out[k] = v
 		}
 	}
-	if *load {
+	if load {
 		l, err := b.load(ctx)
 		fail(err)
 		out["load"] = l
 	}
-	rss, err := peakRSS(args)
+	rss, err := peakRSS(b.args)
 	fail(err)
 	out["peak_rss_mib"] = rss
-	enc := json.NewEncoder(os.Stdout)
-	enc.SetIndent("", "  ")
-	fail(enc.Encode(out))
+	return out
 }
 
 func fail(err error) {
@@ -204,7 +245,7 @@ func (s samples) medians() map[string]float64 {
 // with "internal:"), which the command passes to itself.
 func usage() {
 	out := flag.CommandLine.Output()
-	fmt.Fprintf(out, "usage: sandbox-bench [-engine ENGINE] [-image IMAGE] [-n N] [-load] [-only GROUPS]\n")
+	fmt.Fprintf(out, "usage: sandbox-bench [-engine ENGINE] [-image IMAGE] [-n N] [-load] [-only GROUPS] [-runtime RUNTIME[,RUNTIME...]] [-rounds N]\n")
 	shown := flag.NewFlagSet("sandbox-bench", flag.ContinueOnError)
 	flag.VisitAll(func(f *flag.Flag) {
 		if !strings.HasPrefix(f.Usage, "internal:") {

@@ -104,10 +104,19 @@ func (d *Engine) Exec(ctx context.Context, id string, argv []string, user string
 
 // Inspect describes the container.
 func (d *Engine) Inspect(ctx context.Context, id string) (engine.Info, error) {
+	info, _, err := d.InspectRuntime(ctx, id)
+	return info, err
+}
+
+// InspectRuntime is Inspect, with the OCI runtime the container runs
+// under (its HostConfig.Runtime: the daemon's default runtime, "runc" on
+// Docker, when none was asked for; "" if the daemon does not say).
+func (d *Engine) InspectRuntime(ctx context.Context, id string) (engine.Info, string, error) {
 	res, err := d.Client.ContainerInspect(ctx, id, client.ContainerInspectOptions{})
 	if err != nil {
-		return engine.Info{}, Classify(err)
+		return engine.Info{}, "", Classify(err)
 	}
+	var runtime string
 	c := res.Container
 	info := engine.Info{ID: c.ID, Name: strings.TrimPrefix(c.Name, "/"), State: engine.StateUnknown}
 	if c.Config != nil {
@@ -121,10 +130,10 @@ func (d *Engine) Inspect(ctx context.Context, id string) (engine.Info, error) {
 		}
 	}
 	if h := c.HostConfig; h != nil {
-		info.RemoveOnExit = h.AutoRemove
+		info.RemoveOnExit, runtime = h.AutoRemove, h.Runtime
 	}
 	info.Created, _ = time.Parse(time.RFC3339Nano, c.Created)
-	return info, nil
+	return info, runtime, nil
 }
 
 // List lists the containers, in any state, that carry labels.
@@ -267,10 +276,13 @@ func (d *Engine) Create(ctx context.Context, spec *engine.Spec) (engine.Info, er
 // that Create takes: the options only Docker has. Its zero value is
 // Create's.
 type Creation struct {
-	Pull       Pull
-	Progress   io.Writer                                      // pull progress; nil: none
-	Configure  func(*container.Config, *container.HostConfig) // the Docker-only options; nil: none
-	Configured func(*container.Config, *container.HostConfig) // once the configuration is whole (the port socket's mount); nil: none
+	Pull      Pull
+	Progress  io.Writer                                      // pull progress; nil: none
+	Configure func(*container.Config, *container.HostConfig) // the Docker-only options; nil: none
+	// Configured runs once the configuration is whole (the port socket's
+	// mount); an error it returns is CreateWith's, before anything is
+	// made. nil: none.
+	Configured func(*container.Config, *container.HostConfig) error
 	// StampCreated, if not "", is a label set to each try's time (New's
 	// sweep takes a sandbox never started for long as abandoned); Create
 	// keeps the spec's labels as they are.
@@ -297,7 +309,9 @@ func (d *Engine) CreateWith(ctx context.Context, spec *engine.Spec, x Creation) 
 	}
 	cfg, host := Config(spec, x.Configure)
 	if x.Configured != nil {
-		x.Configured(cfg, host)
+		if err := x.Configured(cfg, host); err != nil {
+			return engine.Info{}, err
+		}
 	}
 	tries := map[string]int{} // limits lowered after a refusal, by name
 	for {
