@@ -104,18 +104,15 @@ func TestToolNode(t *testing.T) {
 		ExecuteSequentially: true, // the read depends on the write
 	})
 	require.NoError(t, err)
-	call := func(id, name, args string) schema.ToolCall {
-		return schema.ToolCall{ID: id, Type: "function", Function: schema.FunctionCall{Name: name, Arguments: args}}
-	}
 	msgs, err := node.Invoke(ctx, schema.AssistantMessage("", []schema.ToolCall{
-		call("c1", "write_file", `{"file_path": "notes.md", "content": "# Notes\nsandbox\n"}`),
-		call("c2", "read_file", `{"file_path": "notes.md", "limit": 1}`),
-		call("c3", "grep", `{"pattern": "sandbox"}`),
-		call("c4", "execute", `{"command": "wc -l notes.md"}`),
-		call("c5", "edit_file", `{"file_path": "notes.md", "old_string": "absent", "new_string": "x"}`),
-		call("c6", "glob", `{"pattern": "*.md"}`),
-		call("c7", "delete", `{"file_path": "notes.md"}`),
-		call("c8", "ls", `{"path": "/workspace"}`),
+		toolCall("c1", "write_file", `{"file_path": "notes.md", "content": "# Notes\nsandbox\n"}`),
+		toolCall("c2", "read_file", `{"file_path": "notes.md", "limit": 1}`),
+		toolCall("c3", "grep", `{"pattern": "sandbox"}`),
+		toolCall("c4", "execute", `{"command": "wc -l notes.md"}`),
+		toolCall("c5", "edit_file", `{"file_path": "notes.md", "old_string": "absent", "new_string": "x"}`),
+		toolCall("c6", "glob", `{"pattern": "*.md"}`),
+		toolCall("c7", "delete", `{"file_path": "notes.md"}`),
+		toolCall("c8", "ls", `{"path": "/workspace"}`),
 	}))
 	require.NoError(t, err, "a failing tool must not fail the node")
 	want := []struct{ name, content string }{
@@ -140,9 +137,9 @@ func TestToolNode(t *testing.T) {
 	node, err = compose.NewToolNode(ctx, &compose.ToolsNodeConfig{Tools: sandboxeino.Tools(sandboxtest.Busybox(t), tools.Options{})})
 	require.NoError(t, err)
 	msgs, err = node.Invoke(ctx, schema.AssistantMessage("", []schema.ToolCall{
-		call("a", "execute", `{"command": "echo one"}`),
-		call("b", "execute", `{"command": "echo two"}`),
-		call("c", "read_file", `{"file_path": "/etc/hostname/.."}`),
+		toolCall("a", "execute", `{"command": "echo one"}`),
+		toolCall("b", "execute", `{"command": "echo two"}`),
+		toolCall("c", "read_file", `{"file_path": "/etc/hostname/.."}`),
 	}))
 	require.NoError(t, err)
 	require.Len(t, msgs, 3)
@@ -291,16 +288,18 @@ func TestToolNodeEvictsUnderCallID(t *testing.T) {
 		ExecuteSequentially: true, // the read needs the evicted file
 	})
 	require.NoError(t, err)
-	call := func(id, name, args string) schema.ToolCall {
-		return schema.ToolCall{ID: id, Type: "function", Function: schema.FunctionCall{Name: name, Arguments: args}}
-	}
 	msgs, err := node.Invoke(ctx, schema.AssistantMessage("", []schema.ToolCall{
-		call("call_e1", "execute", `{"command": "yes 0123456789 | head -n 9000; echo LAST"}`), // 99,005 bytes: over 80,000
-		call("call_e2", "read_file", `{"file_path": "/large_tool_results/call_e1", "offset": 9000, "limit": 1}`),
+		toolCall("call_e1", "execute", `{"command": "yes 0123456789 | head -n 9000; echo LAST"}`), // 99,005 bytes: over 80,000
+		toolCall("call_e2", "read_file", `{"file_path": "/large_tool_results/call_e1", "offset": 9000, "limit": 1}`),
 	}))
 	require.NoError(t, err)
 	require.Len(t, msgs, 2)
 	assert.Equal(t, "call_e1", msgs[0].ToolCallID)
 	assert.Contains(t, msgs[0].Content, "Tool result too large, the result of this tool call call_e1 was saved in the filesystem at this path: /large_tool_results/call_e1\n")
 	assert.Contains(t, msgs[1].Content, "9001  LAST")
+}
+
+// toolCall is a chat model's call of tool name with args, as ID id.
+func toolCall(id, name, args string) schema.ToolCall {
+	return schema.ToolCall{ID: id, Type: "function", Function: schema.FunctionCall{Name: name, Arguments: args}}
 }
