@@ -6,7 +6,6 @@ import (
 	"errors"
 	"io"
 	"os"
-	"runtime"
 	"testing"
 	"time"
 
@@ -30,12 +29,7 @@ func TestHostileHelperStreams(t *testing.T) {
 	skipReplacedHelperOnPodman(t)
 	cli := testenv.BackdoorClient(t)
 	helper := toolBinary(t, "internal/testenv/hostilehelper")
-	heap := func() int64 {
-		var m runtime.MemStats
-		runtime.GC()
-		runtime.ReadMemStats(&m)
-		return int64(m.HeapAlloc)
-	}
+	heap := testenv.LiveHeap
 	bounded := func(t *testing.T, what string, before int64) {
 		grew := heap() - before
 		t.Logf("%s: the heap grew by %d KiB", what, grew>>10)

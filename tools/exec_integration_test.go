@@ -149,8 +149,12 @@ func TestExecToolsEndToEnd(t *testing.T) {
 
 			t.Run("a session that exits between calls", func(t *testing.T) {
 				a := execAgent{t: t, set: set}
-				r := a.reply("exec_command", "cmd", "sleep 1; echo done; exit 7", "yield_time_ms", 250)
+				// It exits once the file exists, made after the first
+				// reply: still running at that reply however slow the
+				// machine (a sleep of a second was not, on busy cores).
+				r := a.reply("exec_command", "cmd", "while [ ! -e exit-now ]; do sleep 0.1; done; echo done; exit 7", "yield_time_ms", 250)
 				require.True(t, r.running)
+				assert.False(t, a.reply("exec_command", "cmd", "touch exit-now").running)
 				out, last := a.until(r.session, "done")
 				assert.Equal(t, "done\n", out)
 				if last.running { // the exit may come with the next poll

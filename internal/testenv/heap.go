@@ -48,3 +48,12 @@ func WatchHeap(room int64) (stop func() (base, peak uint64)) {
 		return base, top.Load()
 	}
 }
+
+// LiveHeap returns the test process's live heap: the bytes a collection
+// leaves allocated.
+func LiveHeap() int64 {
+	runtime.GC()
+	var ms runtime.MemStats
+	runtime.ReadMemStats(&ms)
+	return int64(ms.HeapAlloc)
+}
