@@ -13,6 +13,7 @@ import (
 	"fmt"
 	"io"
 	"strings"
+	"sync"
 	"sync/atomic"
 	"time"
 
@@ -37,6 +38,8 @@ type Engine struct {
 	own bool // Close closes Client
 
 	netSwap atomic.Int32 // Podman before 4.4 swaps rx and tx (usage.go): 0 not known yet, 1 no, 2 yes
+
+	unpaused sync.Map // container ID → time.Time of its last Unpause (see staleFreeze)
 }
 
 var (
@@ -84,14 +87,23 @@ func (d *Engine) Close() error {
 
 // Exec starts argv in the container, in "/", attached.
 func (d *Engine) Exec(ctx context.Context, id string, argv []string, user string) (engine.Stream, error) {
-	ex, err := d.Client.ExecCreate(ctx, id, client.ExecCreateOptions{
+	opts := client.ExecCreateOptions{
 		User:         user,
 		WorkingDir:   "/", // the working dir may have been deleted
 		AttachStdin:  true,
 		AttachStdout: true,
 		AttachStderr: true,
 		Cmd:          argv,
-	})
+	}
+	ex, err := d.Client.ExecCreate(ctx, id, opts)
+	for wait := 10 * time.Millisecond; err != nil && d.staleFreeze(id, Classify(err)); wait = min(2*wait, 200*time.Millisecond) {
+		select {
+		case <-ctx.Done():
+			return nil, Classify(err)
+		case <-time.After(wait):
+		}
+		ex, err = d.Client.ExecCreate(ctx, id, opts)
+	}
 	if err != nil {
 		return nil, Classify(err)
 	}
@@ -171,6 +183,7 @@ func (d *Engine) List(ctx context.Context, labels map[string]string) ([]engine.I
 // first so that the container's state says "removing" while it is
 // removed: a running one says "running".)
 func (d *Engine) Remove(ctx context.Context, id string) error {
+	d.unpaused.Delete(id)
 	_, err := d.Client.ContainerKill(ctx, id, client.ContainerKillOptions{Signal: "KILL"})
 	switch {
 	case IsNotFound(err):
@@ -232,7 +245,11 @@ func (d *Engine) Pause(ctx context.Context, id string) error {
 	var err error
 	for try, wait := 1, 50*time.Millisecond; ; try, wait = try+1, 2*wait {
 		_, err = d.Client.ContainerPause(ctx, id, client.ContainerPauseOptions{})
-		if err == nil || try == pauseTries || !strings.Contains(err.Error(), "unable to freeze") {
+		if err == nil {
+			d.unpaused.Delete(id) // a pause now is no stale one
+			break
+		}
+		if try == pauseTries || !strings.Contains(err.Error(), "unable to freeze") {
 			break
 		}
 		select {
@@ -250,7 +267,37 @@ const pauseTries = 5
 // Unpause thaws the container.
 func (d *Engine) Unpause(ctx context.Context, id string) error {
 	_, err := d.Client.ContainerUnpause(ctx, id, client.ContainerUnpauseOptions{})
+	if err == nil {
+		d.unpaused.Store(id, time.Now())
+	}
 	return Classify(err)
+}
+
+// staleFreezeWindow is how long after an Unpause Exec takes the daemon's
+// "is paused" for a stale state and asks again.
+const staleFreezeWindow = 5 * time.Second
+
+// staleFreeze says whether err, an Exec's, is a pause the daemon reports
+// for a container this engine thawed less than staleFreezeWindow ago.
+//
+// Docker (20.10 and later) marks a container paused when its pause call
+// returns, and again when containerd's pause event reaches the daemon's
+// event queue; that event can arrive after the Unpause that followed has
+// returned (seen under gVisor, whose pause is slow, on a loaded machine),
+// and the container reads as paused until the resume event follows it.
+func (d *Engine) staleFreeze(id string, err error) bool {
+	if !errors.Is(err, engine.ErrPaused) {
+		return false
+	}
+	v, ok := d.unpaused.Load(id)
+	if !ok {
+		return false
+	}
+	if time.Since(v.(time.Time)) >= staleFreezeWindow {
+		d.unpaused.CompareAndDelete(id, v)
+		return false
+	}
+	return true
 }
 
 // Stop stops the container, killing it after grace (whole seconds).
