@@ -30,7 +30,7 @@ const defaultPath = "PATH=/usr/local/sbin:/usr/local/bin:/usr/sbin:/usr/bin:/sbi
 
 // inProcess serialises callers inside one process; the file lock does it
 // across processes (go test runs packages in parallel).
-var inProcess sync.Mutex
+var inProcess, toolsInProcess sync.Mutex
 
 // EnsureImages makes sure BusyboxImage and DebianImage exist, building them
 // locally if needed. Concurrent callers, in this or other processes, are
@@ -88,22 +88,34 @@ func cacheDir() (string, error) {
 	return dir, nil
 }
 
-// lockImages takes the in-process mutex and the cross-process file lock.
+// lockImages takes the in-process mutex and the cross-process file lock
+// of the busybox and Debian images.
 func lockImages(ctx context.Context) (unlock func(), err error) {
-	inProcess.Lock()
+	return lockNamed(ctx, &inProcess, "images.lock")
+}
+
+// lockTools is lockImages for ToolsImage, whose build (minutes, cold) does
+// not hold up the others'.
+func lockTools(ctx context.Context) (unlock func(), err error) {
+	return lockNamed(ctx, &toolsInProcess, "tools.lock")
+}
+
+// lockNamed takes mu and the file lock name in the cache directory.
+func lockNamed(ctx context.Context, mu *sync.Mutex, name string) (unlock func(), err error) {
+	mu.Lock()
 	dir, err := cacheDir()
 	if err != nil {
-		inProcess.Unlock()
+		mu.Unlock()
 		return nil, err
 	}
-	release, err := lockFile(ctx, filepath.Join(dir, "images.lock"))
+	release, err := lockFile(ctx, filepath.Join(dir, name))
 	if err != nil {
-		inProcess.Unlock()
+		mu.Unlock()
 		return nil, fmt.Errorf("testenv: locking test images: %w", err)
 	}
 	return func() {
 		release()
-		inProcess.Unlock()
+		mu.Unlock()
 	}, nil
 }
 

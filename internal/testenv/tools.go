@@ -34,7 +34,7 @@ var toolsImage = func() debootstrapImage {
 // rootfs for nodejs and npm. The root filesystem is cached under
 // $XDG_CACHE_HOME (or ~/.cache)/dockersandbox/tools-rootfs.
 func EnsureTools(ctx context.Context, cli *client.Client) error {
-	unlock, err := lockImages(ctx)
+	unlock, err := lockTools(ctx)
 	if err != nil {
 		return err
 	}
