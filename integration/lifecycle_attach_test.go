@@ -8,6 +8,7 @@ import (
 	"fmt"
 	"io"
 	"strconv"
+	"strings"
 	"testing"
 	"time"
 
@@ -16,6 +17,7 @@ import (
 	"github.com/dockersandbox/sandbox/internal/sandboxtest"
 	"github.com/dockersandbox/sandbox/internal/testenv"
 	"github.com/moby/moby/api/types/container"
+	"github.com/moby/moby/api/types/events"
 	"github.com/moby/moby/client"
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
@@ -138,6 +140,38 @@ func TestAttachPausedClose(t *testing.T) {
 // container id from since until now.
 func containerActions(t *testing.T, id string, since time.Time) []string {
 	t.Helper()
+	var actions []string
+	for _, m := range containerEvents(t, id, since) {
+		actions = append(actions, string(m.Action))
+	}
+	return actions
+}
+
+// containerHistory describes the engine's events for the container id
+// from since until now, one per line with its time and the attributes
+// that say why (an exit code, a signal): what a test logs when a
+// container it expected is gone.
+func containerHistory(t *testing.T, id string, since time.Time) string {
+	t.Helper()
+	var b strings.Builder
+	for _, m := range containerEvents(t, id, since) {
+		fmt.Fprintf(&b, "\n  %s %s", time.Unix(0, m.TimeNano).UTC().Format("15:04:05.000"), m.Action)
+		for _, k := range []string{"exitCode", "signal", "execID"} {
+			if v, ok := m.Actor.Attributes[k]; ok {
+				fmt.Fprintf(&b, " %s=%s", k, v)
+			}
+		}
+	}
+	if b.Len() == 0 {
+		return " (none)"
+	}
+	return b.String()
+}
+
+// containerEvents returns the engine's events for the container id from
+// since until now.
+func containerEvents(t *testing.T, id string, since time.Time) []events.Message {
+	t.Helper()
 	ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
 	defer cancel()
 	res := testenv.Client(t).Events(ctx, client.EventsListOptions{
@@ -145,16 +179,16 @@ func containerActions(t *testing.T, id string, since time.Time) []string {
 		Until:   strconv.FormatInt(time.Now().Unix()+1, 10),
 		Filters: make(client.Filters).Add("container", id),
 	})
-	var actions []string
+	var msgs []events.Message
 	for {
 		select {
 		case m := <-res.Messages:
-			actions = append(actions, string(m.Action))
+			msgs = append(msgs, m)
 		case err := <-res.Err:
 			if !errors.Is(err, io.EOF) {
 				require.NoError(t, err, "the engine's events")
 			}
-			return actions
+			return msgs
 		}
 	}
 }

@@ -54,6 +54,7 @@ func TestProcessSurvivesOwner(t *testing.T) {
 	for _, image := range images {
 		t.Run(imageName(image), func(t *testing.T) {
 			t.Parallel()
+			begun := time.Now()
 			cmd := exec.Command(os.Args[0], "-test.run=^TestHelperProcessStartAndExit$", "-test.count=1", "-test.timeout=2m")
 			cmd.Env = append(os.Environ(), processChildEnv+"="+image)
 			out, err := cmd.StdoutPipe()
@@ -80,6 +81,11 @@ func TestProcessSurvivesOwner(t *testing.T) {
 
 			ctx := testCtx(t)
 			sb, err := sandbox.Attach(ctx, box, onEngine()...)
+			if err != nil && !testenv.Relayed() {
+				// Something removed the sandbox of an owner that exited
+				// (seen once, on Podman): what the engine saw happen to it.
+				t.Fatalf("Attach: %v; the engine's events for it:%s", err, containerHistory(t, box, begun))
+			}
 			require.NoError(t, err)
 			defer sb.Close()
 			list, err := sb.Processes(ctx)
