@@ -2,6 +2,7 @@ package sandbox
 
 import (
 	"archive/tar"
+	"bufio"
 	"context"
 	"errors"
 	"fmt"
@@ -66,13 +67,32 @@ func (s *Sandbox) Persist(ctx context.Context, w io.Writer, paths ...string) (er
 			return &fs.PathError{Op: "persist", Path: abs[i], Err: fmt.Errorf("%w: reached through a symlink (to %q)", ErrInvalidPath, st.Resolved)}
 		}
 	}
-	tw := tar.NewWriter(markWriter{w})
+	// One buffer before the caller's writer: the archive's many small
+	// writes (a header per entry) become few.
+	bw := bufio.NewWriterSize(markWriter{w}, persistBuffer)
+	tw := tar.NewWriter(bw)
 	for _, p := range abs {
 		if err := s.persistOne(ctx, tw, p); err != nil {
 			return err
 		}
 	}
-	return tw.Close()
+	if err := tw.Close(); err != nil {
+		return unmark(err)
+	}
+	return unmark(bw.Flush())
+}
+
+// persistBuffer is the size of Persist's write buffer.
+const persistBuffer = 256 << 10
+
+// unmark returns the caller's writer's error that a markWriter marked, as
+// it was; other errors as they are.
+func unmark(err error) error {
+	var we writeErr
+	if errors.As(err, &we) {
+		return we.error
+	}
+	return err
 }
 
 // persistOne appends the tree at p to tw, its names relative to the
@@ -93,7 +113,9 @@ func (s *Sandbox) persistOne(ctx context.Context, tw *tar.Writer, p string) erro
 	// The archive names the tree after its base name ("workspace/..."),
 	// or "." for "/"; whatever else the container makes it say is refused.
 	base := path.Base(p)
-	checked := tarx.Check(prog.reader(rc), tarx.Policy{LinksOut: true, MkdirMode: 0o755,
+	// The entries go straight from the engine's archive, checked and
+	// renamed, into tw: no second archive in between.
+	err = tarx.CheckTo(tw, prog.reader(rc), tarx.Policy{LinksOut: true, MkdirMode: 0o755,
 		Rename: func(name string) (string, bool, error) {
 			name = strings.TrimPrefix(strings.TrimPrefix(name, "./"), "/")
 			switch {
@@ -107,29 +129,14 @@ func (s *Sandbox) persistOne(ctx context.Context, tw *tar.Writer, p string) erro
 			}
 			return "", false, fmt.Errorf("%w: not under %q", ErrUnsafeArchive, base)
 		}})
-	defer checked.Close()
-	tr := tar.NewReader(checked)
-	for {
-		hdr, err := tr.Next()
-		if err == io.EOF {
-			return nil
-		}
-		if err != nil {
-			return s.persistErr(ctx, wctx, err)
-		}
-		if err := tw.WriteHeader(hdr); err != nil {
-			return err
-		}
-		if hdr.Typeflag == tar.TypeReg {
-			if _, err := io.CopyN(tw, tr, hdr.Size); err != nil {
-				var we writeErr
-				if errors.As(err, &we) {
-					return we.error // the caller's writer failed
-				}
-				return s.persistErr(ctx, wctx, err)
-			}
-		}
+	if err == nil {
+		return nil
 	}
+	var we writeErr
+	if errors.As(err, &we) {
+		return we.error // the caller's writer failed
+	}
+	return s.persistErr(ctx, wctx, err)
 }
 
 // persistErr explains a failed read of the archive.

@@ -49,8 +49,33 @@ func TestPersistHydrate(t *testing.T) {
 			names := tarNames(t, buf.Bytes())
 			require.Equal(t, []string{"d/", "d/e/", "d/e/small.txt"}, names) // the parent is declared
 			require.ErrorIs(t, src.Persist(ctx, &buf, "/etc"), sandbox.ErrInvalidPath)
+
+			// The caller's writer failing, at once or midway: its error,
+			// as it was, and nothing more is written.
+			for _, after := range []int{0, 1 << 20} {
+				w := &failingWriter{after: after}
+				err := src.Persist(ctx, w)
+				require.ErrorIs(t, err, errWriterFull, "fails after %d bytes", after)
+				require.Equal(t, errWriterFull, err, "the writer's error, not wrapped")
+				require.LessOrEqual(t, w.n, after, "nothing written past the failure")
+			}
 		})
 	}
+}
+
+var errWriterFull = errors.New("the writer is full")
+
+// failingWriter takes after bytes, then fails every write.
+type failingWriter struct{ after, n int }
+
+func (w *failingWriter) Write(p []byte) (int, error) {
+	room := w.after - w.n
+	if len(p) <= room {
+		w.n += len(p)
+		return len(p), nil
+	}
+	w.n += max(room, 0)
+	return max(room, 0), errWriterFull
 }
 
 func tarNames(t *testing.T, b []byte) []string {

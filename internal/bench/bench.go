@@ -51,7 +51,7 @@ func Main(engines *engineflag.Set, args []string) {
 		}
 	}
 	ctx := context.Background()
-	b := &bench{n: *n, args: args}
+	b := &bench{n: *n, args: args, image: *image}
 	engOpts, eng, err := choice.Open(ctx)
 	fail(err)
 	if eng != nil {
@@ -204,11 +204,12 @@ func fail(err error) {
 }
 
 type bench struct {
-	cli  *client.Client // Docker's client; nil on another engine
-	eng  engine.Engine  // another engine (-engine); nil on Docker
-	n    int
-	opts []sandbox.Option
-	args []string // the command line, for the RSS child
+	cli   *client.Client // Docker's client; nil on another engine
+	eng   engine.Engine  // another engine (-engine); nil on Docker
+	n     int
+	image string // -image
+	opts  []sandbox.Option
+	args  []string // the command line, for the RSS child
 }
 
 // docker reports whether the bench runs on Docker (Podman included).

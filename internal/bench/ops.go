@@ -10,6 +10,7 @@ import (
 	"path/filepath"
 
 	"github.com/dockersandbox/sandbox"
+	"github.com/moby/moby/api/types/container"
 	"github.com/moby/moby/client"
 )
 
@@ -70,10 +71,21 @@ func (b *bench) operations(ctx context.Context, shared bool) (map[string]float64
 
 // lifecycle times create (New and the first command's answer: on
 // Kubernetes, from the pod's creation to the first command), close and a
-// warm pool's acquire.
+// warm pool's acquire; on Docker also raw_create, the engine's own create
+// and start (see rawCreate), alternated with create.
 func (b *bench) lifecycle(ctx context.Context) (map[string]float64, error) {
 	s := samples{}
 	for range b.n {
+		if b.docker() {
+			var id string
+			err := s.time("raw_create", func() (err error) { id, err = b.rawCreate(ctx); return err })
+			if id != "" {
+				_, _ = b.cli.ContainerRemove(ctx, id, client.ContainerRemoveOptions{Force: true})
+			}
+			if err != nil {
+				return nil, err
+			}
+		}
 		var sb *sandbox.Sandbox
 		if err := s.time("create", func() (err error) {
 			if sb, err = sandbox.New(ctx, b.opts...); err != nil {
@@ -164,6 +176,21 @@ func (b *bench) rawExec(ctx context.Context, id string) error {
 		return engineExec(ctx, b.eng, id, io.Discard, "true")
 	}
 	return dockerExec(ctx, b.cli, id)
+}
+
+// rawCreate creates and starts a container of the bench's image running
+// a long sleep, through the SDK with the engine's defaults (its network,
+// its log driver), and returns once the start returned: what the Python
+// library's create is (docker-py's containers.run of `tail -f`, detached).
+func (b *bench) rawCreate(ctx context.Context) (string, error) {
+	res, err := b.cli.ContainerCreate(ctx, client.ContainerCreateOptions{
+		Config: &container.Config{Image: b.image, Cmd: []string{"sleep", "2147483647"}, Labels: map[string]string{sandbox.LabelSandbox: "bench-raw"}},
+	})
+	if err != nil {
+		return "", err
+	}
+	_, err = b.cli.ContainerStart(ctx, res.ID, client.ContainerStartOptions{})
+	return res.ID, err
 }
 
 // dockerExec runs `true` with one plain Docker exec.

@@ -59,7 +59,14 @@ func (e *EntryError) Unwrap() error { return e.Err }
 // to stop reading r.
 func Check(r io.Reader, p Policy) io.ReadCloser {
 	pr, pw := io.Pipe()
-	go func() { pw.CloseWithError(check(r, pw, p)) }()
+	go func() {
+		tw := tar.NewWriter(pw)
+		err := CheckTo(tw, r, p)
+		if err == nil {
+			err = tw.Close()
+		}
+		pw.CloseWithError(err)
+	}()
 	return pr
 }
 
@@ -71,16 +78,20 @@ const (
 	kindOther
 )
 
-func check(r io.Reader, w io.Writer, p Policy) error {
+// CheckTo is Check without the pipe, for a consumer that writes an
+// archive itself: it writes the checked entries of r to tw as it reads
+// them, and returns the first refusal, or the first error of r or of tw
+// (wrapped). It does not close tw, so that the entries of more archives
+// can follow.
+func CheckTo(tw *tar.Writer, r io.Reader, p Policy) error {
 	tr := tar.NewReader(r)
-	tw := tar.NewWriter(w)
 	seen := map[string]int{}
 	var total int64
 	entries := 0
 	for {
 		hdr, err := tr.Next()
 		if err == io.EOF {
-			return tw.Close()
+			return nil
 		}
 		if err != nil {
 			return fmt.Errorf("tarx: read archive: %w", err)
