@@ -3,6 +3,7 @@ package bench
 import (
 	"context"
 	"fmt"
+	"slices"
 	"strings"
 )
 
@@ -19,53 +20,50 @@ var onlyGroups = []string{"ops", "ports", "egress", "processes", "usage", "lifec
 // runOnly runs the comma-separated groups of list, in the order given,
 // and returns their keys.
 func runOnly(ctx context.Context, b *bench, list string) map[string]any {
-	out := map[string]any{}
-	for _, g := range strings.Split(list, ",") {
-		switch strings.TrimSpace(g) {
-		case "ops":
-			m, err := b.operations(ctx, true)
-			fail(err)
-			for k, v := range m {
-				out[k] = v
-			}
-		case "ports":
-			b.addPorts(ctx, out)
-		case "egress":
-			m, err := b.egress(ctx)
-			fail(err)
-			for k, v := range m {
-				out[k] = v
-			}
-		case "processes":
-			m, err := b.processes(ctx)
-			fail(err)
-			for k, v := range m {
-				out[k] = v
-			}
-		case "usage":
-			m, err := b.usage(ctx)
-			fail(err)
-			for k, v := range m {
-				out[k] = v
-			}
-		case "lifecycle":
-			m, err := b.lifecycle(ctx)
-			fail(err)
-			for k, v := range m {
-				out[k] = v
-			}
-		case "durable":
-			if !b.docker() {
-				fail(fmt.Errorf("-only durable: snapshots, forks, persist and hydrate need the Docker engine"))
-			}
-			m, err := b.durable(ctx)
-			fail(err)
-			for k, v := range m {
-				out[k] = v
-			}
-		default:
+	groups := strings.Split(list, ",")
+	for i, g := range groups { // every name checked before anything runs
+		groups[i] = strings.TrimSpace(g)
+		if !slices.Contains(onlyGroups, groups[i]) {
 			fail(fmt.Errorf("-only: unknown group %q (%s)", g, strings.Join(onlyGroups, ", ")))
 		}
 	}
+	out := map[string]any{}
+	for _, g := range groups {
+		if g == "ports" {
+			b.addPorts(ctx, out)
+			continue
+		}
+		if g == "durable" && !b.docker() {
+			fail(fmt.Errorf("-only durable: snapshots, forks, persist and hydrate need the Docker engine"))
+		}
+		run, ok := map[string]func(context.Context) (map[string]any, error){
+			"ops":       keys(func(ctx context.Context) (map[string]float64, error) { return b.operations(ctx, true) }),
+			"egress":    b.egress,
+			"processes": keys(b.processes),
+			"usage":     keys(b.usage),
+			"lifecycle": keys(b.lifecycle),
+			"durable":   keys(b.durable),
+		}[g]
+		if !ok {
+			fail(fmt.Errorf("-only: group %q has no function", g))
+		}
+		m, err := run(ctx)
+		fail(err)
+		for k, v := range m {
+			out[k] = v
+		}
+	}
 	return out
+}
+
+// keys makes a group's function of typed keys one of any keys.
+func keys[V any](f func(context.Context) (map[string]V, error)) func(context.Context) (map[string]any, error) {
+	return func(ctx context.Context) (map[string]any, error) {
+		m, err := f(ctx)
+		out := make(map[string]any, len(m))
+		for k, v := range m {
+			out[k] = v
+		}
+		return out, err
+	}
 }
