@@ -33,4 +33,9 @@ func TestRuntimeList(t *testing.T) {
 	out, err = cmd.CombinedOutput()
 	require.Error(t, err)
 	assert.Contains(t, string(out), "-rounds must be at least 1")
+	cmd = exec.Command(bin, "-only", "ops,bogus")
+	cmd.Env = append(cmd.Environ(), "DOCKER_HOST=unix:///nonexistent.sock")
+	out, err = cmd.CombinedOutput()
+	require.Error(t, err)
+	assert.Contains(t, string(out), `-only: unknown group "bogus"`, "before any engine is reached")
 }

@@ -44,6 +44,10 @@ func Main(engines *engineflag.Set, args []string) {
 	if *rounds < 1 {
 		fail(fmt.Errorf("-rounds must be at least 1"))
 	}
+	if *only != "" {
+		_, err := parseOnly(*only) // before anything runs
+		fail(err)
+	}
 	runtimes := strings.Split(*runtime, ",")
 	for i, rt := range runtimes {
 		if (*runtime != "" && strings.TrimSpace(rt) == "") || slices.Contains(runtimes[:i], rt) {

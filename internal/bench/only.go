@@ -17,16 +17,24 @@ import (
 // keys; Docker only).
 var onlyGroups = []string{"ops", "ports", "egress", "processes", "usage", "lifecycle", "durable"}
 
+// parseOnly returns the groups of -only's list, or an error naming one
+// that is not a group.
+func parseOnly(list string) ([]string, error) {
+	groups := strings.Split(list, ",")
+	for i, g := range groups {
+		groups[i] = strings.TrimSpace(g)
+		if !slices.Contains(onlyGroups, groups[i]) {
+			return nil, fmt.Errorf("-only: unknown group %q (%s)", g, strings.Join(onlyGroups, ", "))
+		}
+	}
+	return groups, nil
+}
+
 // runOnly runs the comma-separated groups of list, in the order given,
 // and returns their keys.
 func runOnly(ctx context.Context, b *bench, list string) map[string]any {
-	groups := strings.Split(list, ",")
-	for i, g := range groups { // every name checked before anything runs
-		groups[i] = strings.TrimSpace(g)
-		if !slices.Contains(onlyGroups, groups[i]) {
-			fail(fmt.Errorf("-only: unknown group %q (%s)", g, strings.Join(onlyGroups, ", ")))
-		}
-	}
+	groups, err := parseOnly(list)
+	fail(err)
 	out := map[string]any{}
 	for _, g := range groups {
 		if g == "ports" {
