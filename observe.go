@@ -7,7 +7,6 @@ import (
 	"context"
 	"errors"
 	"fmt"
-	"io"
 	"iter"
 	"log/slog"
 	"maps"
@@ -336,30 +335,6 @@ func (p *op) processExit(info ProcessInfo) {
 	if info.State == ProcessExited {
 		p.exit(info.ExitCode)
 	}
-}
-
-// countWriter counts the bytes written through it.
-type countWriter struct {
-	w io.Writer
-	n int64
-}
-
-func (c *countWriter) Write(b []byte) (int, error) {
-	n, err := c.w.Write(b)
-	c.n += int64(n)
-	return n, err
-}
-
-// countReader counts the bytes read through it.
-type countReader struct {
-	r io.Reader
-	n int64
-}
-
-func (c *countReader) Read(b []byte) (int, error) {
-	n, err := c.r.Read(b)
-	c.n += int64(n)
-	return n, err
 }
 
 // uploadBytes is the content UploadFiles is given.

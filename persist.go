@@ -11,6 +11,7 @@ import (
 	"path"
 	"strings"
 
+	"github.com/dockersandbox/sandbox/internal/iox"
 	"github.com/dockersandbox/sandbox/internal/proto"
 	"github.com/dockersandbox/sandbox/internal/tarx"
 )
@@ -29,9 +30,9 @@ import (
 // runs: a file changed meanwhile may be recorded in either state.
 func (s *Sandbox) Persist(ctx context.Context, w io.Writer, paths ...string) (err error) {
 	ctx, op := s.begin(ctx, "Persist")
-	counted := &countWriter{w: w}
+	counted := &iox.CountWriter{W: w}
 	w = counted
-	defer func() { op.bytes(counted.n); op.end(&err) }()
+	defer func() { op.bytes(counted.N); op.end(&err) }()
 	if s.closed.Load() {
 		return ErrClosed
 	}
@@ -216,9 +217,9 @@ func HydrateMaxBytes(n int64) HydrateOption {
 // entries elsewhere in its own sandbox, as it could write there itself.
 func (s *Sandbox) Hydrate(ctx context.Context, r io.Reader, opts ...HydrateOption) (err error) {
 	ctx, op := s.begin(ctx, "Hydrate")
-	counted := &countReader{r: r}
+	counted := &iox.CountReader{R: r}
 	r = counted
-	defer func() { op.bytes(counted.n); op.end(&err) }()
+	defer func() { op.bytes(counted.N); op.end(&err) }()
 	c := hydrateConfig{maxBytes: DefaultMaxHydrateBytes}
 	for _, opt := range opts {
 		if opt == nil {

@@ -6,6 +6,7 @@ import (
 	"io"
 	"time"
 
+	"github.com/dockersandbox/sandbox/internal/iox"
 	"github.com/dockersandbox/sandbox/internal/proto"
 )
 
@@ -135,9 +136,9 @@ func (p *Process) readOnce(ctx context.Context, cursor int64, max int, until tim
 // when the output ended, else joined to the error that ended it.
 func (p *Process) Follow(ctx context.Context, cursor int64, w io.Writer) (_ int64, err error) {
 	ctx, op := p.begin(ctx, "Process.Follow")
-	counted := &countWriter{w: w}
+	counted := &iox.CountWriter{W: w}
 	w = counted
-	defer func() { op.bytes(counted.n); op.end(&err) }()
+	defer func() { op.bytes(counted.N); op.end(&err) }()
 	if cursor < 0 {
 		return cursor, fmt.Errorf("sandbox: negative read cursor %d", cursor)
 	}

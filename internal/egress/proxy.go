@@ -19,6 +19,8 @@ import (
 	"sync"
 	"sync/atomic"
 	"time"
+
+	"github.com/dockersandbox/sandbox/internal/iox"
 )
 
 // Bounds of a proxied connection.
@@ -376,8 +378,8 @@ func (p *Proxy) tunnel(ctx context.Context, c net.Conn, rr *requestReader, req *
 	}()
 	// client → destination, checked.
 	upErr := func() error {
-		w := &countWriter{w: up}
-		defer func() { sent.Add(w.n) }()
+		w := &iox.CountWriter{W: up}
+		defer func() { sent.Add(w.N) }()
 		var err error
 		if first, perr := br.Peek(1); perr == nil && looksHTTP(first[0]) {
 			err = copyRequests(w, rr, d)
@@ -488,18 +490,6 @@ func copyRequests(up io.Writer, rr *requestReader, d Destination) error {
 			return err
 		}
 	}
-}
-
-// countWriter counts what it writes.
-type countWriter struct {
-	w io.Writer
-	n int64
-}
-
-func (w *countWriter) Write(p []byte) (int, error) {
-	n, err := w.w.Write(p)
-	w.n += int64(n)
-	return n, err
 }
 
 // sameHost reports whether name (a TLS server name or a Host header,
@@ -632,12 +622,12 @@ func relay(ctx context.Context, w io.Writer, tr http.RoundTripper, req *http.Req
 	if prep != nil {
 		prep(out)
 	}
-	body := &countReader{r: req.Body}
+	body := &iox.CountReader{R: req.Body}
 	if req.Body != http.NoBody {
 		out.Body = io.NopCloser(body)
 	}
 	resp, err := tr.RoundTrip(out)
-	r := relayed{sent: body.n}
+	r := relayed{sent: body.N}
 	if err != nil {
 		return r, err
 	}
@@ -648,24 +638,12 @@ func relay(ctx context.Context, w io.Writer, tr http.RoundTripper, req *http.Req
 	if fix != nil {
 		fix(resp.Header)
 	}
-	rb := &countReader{r: resp.Body}
+	rb := &iox.CountReader{R: resp.Body}
 	resp.Body = io.NopCloser(rb)
 	r.werr = resp.Write(w)
-	r.received = rb.n
+	r.received = rb.N
 	r.again = r.werr == nil && !req.Close && !resp.Close
 	return r, nil
-}
-
-// countReader counts what it reads.
-type countReader struct {
-	r io.Reader
-	n int64
-}
-
-func (r *countReader) Read(p []byte) (int, error) {
-	n, err := r.r.Read(p)
-	r.n += int64(n)
-	return n, err
 }
 
 // dialAllowed connects to address (host:port, decided already): with
