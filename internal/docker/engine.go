@@ -59,6 +59,10 @@ func Dial(ctx context.Context, opts []client.Opt) (*client.Client, error) {
 	}
 	if _, err := cli.Ping(ctx, client.PingOptions{NegotiateAPIVersion: true}); err != nil {
 		cli.Close()
+		if ctx.Err() != nil && errors.Is(err, ctx.Err()) {
+			// The caller's context ended: errors.Is says so too.
+			return nil, fmt.Errorf("%w: %w", ErrDaemonUnreachable, err)
+		}
 		return nil, fmt.Errorf("%w: %v", ErrDaemonUnreachable, err)
 	}
 	return cli, nil
