@@ -93,13 +93,15 @@ func (s *Sandbox) Watch(ctx context.Context, path string, recursive bool) (_ *Wa
 		}
 		return nil, &fs.PathError{Op: "watch", Path: p, Err: st.res.Err()}
 	}
-	w := &Watcher{st: st, events: make(chan WatchEvent, watchBuffer), done: make(chan struct{})}
+	w := &Watcher{s: s, path: path, st: st, events: make(chan WatchEvent, watchBuffer), done: make(chan struct{})}
 	go w.run(ctx)
 	return w, nil
 }
 
 // Watcher is a running Watch.
 type Watcher struct {
+	s        *Sandbox
+	path     string // as Watch was given it, for Close's record
 	st       *stream
 	events   chan WatchEvent
 	done     chan struct{} // closed by Close
@@ -120,7 +122,10 @@ func (w *Watcher) Err() error {
 }
 
 // Close ends the watch; Events is closed soon after.
-func (w *Watcher) Close() error {
+func (w *Watcher) Close() (err error) {
+	op := w.s.beginDetached("Watcher.Close")
+	defer op.end(&err)
+	op.path(w.path)
 	w.doneOnce.Do(func() { close(w.done) })
 	return nil
 }

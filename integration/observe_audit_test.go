@@ -222,7 +222,7 @@ func echoed(t *testing.T, c net.Conn, msg string) {
 // TestAuditPortsProcesses: one record per call of the ports (Dial, Forward
 // and the Dial of each connection it carries, Forwarder.Close), of the
 // processes (Processes, Process, Process.Info, Resize, Signal, Kill, Wait,
-// Cmd.Resize), Watch, Detach and Attach, with the address, port, process
+// Cmd.Resize), Watch and Watcher.Close, Detach and Attach, with the address, port, process
 // ID and signal, and an error's outcome.
 func TestAuditPortsProcesses(t *testing.T) {
 	t.Parallel()
@@ -291,7 +291,7 @@ func TestAuditPortsProcesses(t *testing.T) {
 	c := auditCheck{t: t, id: sb.ID(), recs: log.records(t)[mark:]}
 	require.Equal(t, []string{"Dial", "Dial", "Forward", "Dial", "Forwarder.Close", "Processes", "Process",
 		"Process.Info", "StartProcess", "Process.Resize", "Process.Signal", "Process.Kill", "Process.Wait",
-		"Process", "Cmd.Resize", "Command", "Watch", "Detach", "Attach", "Close"}, c.ops())
+		"Process", "Cmd.Resize", "Command", "Watch", "Watcher.Close", "Detach", "Attach", "Close"}, c.ops())
 	assert.Equal(t, "tcp 127.0.0.1:7000", c.at(0, "Dial", "ok")["address"])
 	refused := c.at(1, "Dial", "error")
 	assert.Equal(t, "tcp 127.0.0.1:1", refused["address"])
@@ -315,9 +315,10 @@ func TestAuditPortsProcesses(t *testing.T) {
 	c.at(14, "Cmd.Resize", "ok")
 	c.at(15, "Command", "error") // its context was cancelled
 	assert.Equal(t, ".", c.at(16, "Watch", "ok")["path"])
-	c.at(17, "Detach", "ok")
-	c.at(18, "Attach", "ok")
-	c.at(19, "Close", "ok")
+	assert.Equal(t, ".", c.at(17, "Watcher.Close", "ok")["path"])
+	c.at(18, "Detach", "ok")
+	c.at(19, "Attach", "ok")
+	c.at(20, "Close", "ok")
 }
 
 // TestAuditSnapshots: one record per call of Usage, Pause, Resume,
