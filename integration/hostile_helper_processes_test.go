@@ -81,7 +81,10 @@ func TestHostileHelperProcesses(t *testing.T) {
 			err = callWithin(noDeadlineExec, "Wait", func(ctx context.Context) error { _, err := p.Wait(ctx); return err })
 			assert.ErrorIs(t, err, sandbox.ErrHelper)
 		case "proc-big-list":
-			err = call("Processes", func(ctx context.Context) error { _, err := sb.Processes(ctx); return err })
+			// The lie must be caught, not outwaited; its answer crosses
+			// the daemon beside proc-flood-read's 64 MiB, which held it
+			// past 3 s once in CI (8-200 ms alone): an exec's deadline.
+			err = callWithin(noDeadlineExec, "Processes", func(ctx context.Context) error { _, err := sb.Processes(ctx); return err })
 			assert.ErrorIs(t, err, sandbox.ErrHelper)
 		case "proc-never-done":
 			err = call("Wait", func(ctx context.Context) error { _, err := p.Wait(ctx); return err })
