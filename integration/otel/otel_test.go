@@ -5,6 +5,7 @@ import (
 	"fmt"
 	"io"
 	"log/slog"
+	"math"
 	"strings"
 	"testing"
 	"time"
@@ -390,7 +391,14 @@ func TestObserveAllocs(t *testing.T) {
 			}
 			return testing.AllocsPerRun(100, func() { _ = c.call(sb) })
 		}
-		p, a := count(plain), count(audited)
+		// AllocsPerRun counts the whole process's allocations: what other
+		// goroutines allocate meanwhile (a sandbox's channel, the client's
+		// connections, a busy machine's GC) only adds. The least of five
+		// rounds, alternated, is each call's own.
+		p, a := math.Inf(1), math.Inf(1)
+		for range 5 {
+			p, a = min(p, count(plain)), min(a, count(audited))
+		}
 		if a > p+c.most {
 			t.Errorf("%s: %.0f allocations audited, %.0f with nothing configured: more than %.0f for the record", c.name, a, p, c.most)
 		}
