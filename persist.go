@@ -3,6 +3,7 @@ package sandbox
 import (
 	"archive/tar"
 	"bufio"
+	"cmp"
 	"context"
 	"errors"
 	"fmt"
@@ -78,22 +79,25 @@ func (s *Sandbox) Persist(ctx context.Context, w io.Writer, paths ...string) (er
 		}
 	}
 	if err := tw.Close(); err != nil {
-		return unmark(err)
+		return cmp.Or(callerErr(err), err)
 	}
-	return unmark(bw.Flush())
+	if err := bw.Flush(); err != nil {
+		return cmp.Or(callerErr(err), err)
+	}
+	return nil
 }
 
 // persistBuffer is the size of Persist's write buffer.
 const persistBuffer = 256 << 10
 
-// unmark returns the caller's writer's error that a markWriter marked, as
-// it was; other errors as they are.
-func unmark(err error) error {
+// callerErr returns the caller's writer's error that err holds (a
+// markWriter marked it), as it was; nil if err holds none.
+func callerErr(err error) error {
 	var we writeErr
 	if errors.As(err, &we) {
 		return we.error
 	}
-	return err
+	return nil
 }
 
 // persistOne appends the tree at p to tw, its names relative to the
@@ -133,9 +137,8 @@ func (s *Sandbox) persistOne(ctx context.Context, tw *tar.Writer, p string) erro
 	if err == nil {
 		return nil
 	}
-	var we writeErr
-	if errors.As(err, &we) {
-		return we.error // the caller's writer failed
+	if we := callerErr(err); we != nil {
+		return we // the caller's writer failed
 	}
 	return s.persistErr(ctx, wctx, err)
 }
