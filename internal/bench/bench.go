@@ -44,8 +44,10 @@ func Main(engines *engineflag.Set, args []string) {
 	if *rounds < 1 {
 		fail(fmt.Errorf("-rounds must be at least 1"))
 	}
+	var groups []string
 	if *only != "" {
-		_, err := parseOnly(*only) // before anything runs
+		var err error
+		groups, err = parseOnly(*only) // before anything runs
 		fail(err)
 	}
 	runtimes := strings.Split(*runtime, ",")
@@ -96,7 +98,7 @@ func Main(engines *engineflag.Set, args []string) {
 			rb.args = append(slices.Clip(args), "-runtime", rt) // the RSS child's: the last -runtime counts
 		}
 		if *only != "" {
-			return runOnly(ctx, &rb, *only)
+			return runOnly(ctx, &rb, groups)
 		}
 		return rb.all(ctx, *durable, *load)
 	}

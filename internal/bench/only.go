@@ -30,32 +30,29 @@ func parseOnly(list string) ([]string, error) {
 	return groups, nil
 }
 
-// runOnly runs the comma-separated groups of list, in the order given,
-// and returns their keys.
-func runOnly(ctx context.Context, b *bench, list string) map[string]any {
-	groups, err := parseOnly(list)
-	fail(err)
+// runOnly runs groups (parseOnly's), in the order given, and returns
+// their keys.
+func runOnly(ctx context.Context, b *bench, groups []string) map[string]any {
+	run := map[string]func(context.Context) (map[string]any, error){
+		"ops":       keys(func(ctx context.Context) (map[string]float64, error) { return b.operations(ctx, true) }),
+		"egress":    b.egress,
+		"processes": keys(b.processes),
+		"usage":     keys(b.usage),
+		"lifecycle": keys(b.lifecycle),
+		"durable":   keys(b.durable),
+	}
 	out := map[string]any{}
 	for _, g := range groups {
-		if g == "ports" {
+		switch {
+		case g == "ports":
 			b.addPorts(ctx, out)
 			continue
-		}
-		if g == "durable" && !b.docker() {
+		case g == "durable" && !b.docker():
 			fail(fmt.Errorf("-only durable: snapshots, forks, persist and hydrate need the Docker engine"))
-		}
-		run, ok := map[string]func(context.Context) (map[string]any, error){
-			"ops":       keys(func(ctx context.Context) (map[string]float64, error) { return b.operations(ctx, true) }),
-			"egress":    b.egress,
-			"processes": keys(b.processes),
-			"usage":     keys(b.usage),
-			"lifecycle": keys(b.lifecycle),
-			"durable":   keys(b.durable),
-		}[g]
-		if !ok {
+		case run[g] == nil:
 			fail(fmt.Errorf("-only: group %q has no function", g))
 		}
-		m, err := run(ctx)
+		m, err := run[g](ctx)
 		fail(err)
 		for k, v := range m {
 			out[k] = v
