@@ -134,7 +134,11 @@ func TestCrashInsideNew(t *testing.T) {
 			})
 			dir := portsDirOf(t, id)
 			killChild(t, cmd)
-			require.Equal(t, container.StateCreated, state(t, cli, id), "created, never started")
+			// Created, never started; or already being removed by the
+			// sweep of another test's New on this shared daemon (what the
+			// test is about: seen once in CI). Never running or exited.
+			require.Contains(t, []container.ContainerState{container.StateCreated, container.StateRemoving, ""},
+				state(t, cli, id), "created, never started")
 			requirePortDirSwept(t, dir) // a New sweeps
 			assert.Equal(t, container.ContainerState(""), state(t, cli, id), "the next New removed the abandoned container")
 		})
