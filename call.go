@@ -297,6 +297,10 @@ func (s *Sandbox) startExec(ctx context.Context, req proto.Request, co callOptio
 		return nil, err
 	}
 	c := &helperCall{helperConn: hc, ctx: ctx, s: s, co: co, op: req.Op}
+	if !s.trackExec(c) {
+		hc.close()
+		return nil, ErrClosed
+	}
 	c.out.Watch(silenceLimit, func() { // a helper that stops reading input
 		if !s.pausedWithin(silenceLimit) {
 			c.close()
@@ -379,7 +383,48 @@ func (c *helperCall) cancel() {
 }
 
 func (c *helperCall) close() {
-	c.closeOne.Do(c.helperConn.close)
+	c.closeOne.Do(func() {
+		c.helperConn.close()
+		c.s.untrackExec(c)
+	})
+}
+
+// trackExec records an open call on an exec of its own, for closeExecs;
+// false once the handle is closed (the caller closes the call).
+func (s *Sandbox) trackExec(c *helperCall) bool {
+	s.execMu.Lock()
+	defer s.execMu.Unlock()
+	if s.closed.Load() {
+		return false
+	}
+	if s.execs == nil {
+		s.execs = map[*helperCall]struct{}{}
+	}
+	s.execs[c] = struct{}{}
+	return true
+}
+
+func (s *Sandbox) untrackExec(c *helperCall) {
+	s.execMu.Lock()
+	delete(s.execs, c)
+	s.execMu.Unlock()
+}
+
+// closeExecs ends the calls on execs of their own of a handle Close
+// closed: they return ErrClosed (Detach leaves them running). Removing the container would end them only if the
+// engine ends the streams of a container it removes; gVisor under Docker
+// 20.10 sometimes does not, and a handle closed while paused takes the
+// silence of a frozen helper for a pause.
+func (s *Sandbox) closeExecs() {
+	s.execMu.Lock()
+	calls := make([]*helperCall, 0, len(s.execs))
+	for c := range s.execs {
+		calls = append(calls, c)
+	}
+	s.execMu.Unlock()
+	for _, c := range calls {
+		c.close()
+	}
 }
 
 // fail closes the call and explains err.

@@ -41,6 +41,9 @@ type Sandbox struct {
 	chOpening *opening // the channel being opened, if any
 	chRetryAt time.Time
 
+	execMu sync.Mutex
+	execs  map[*helperCall]struct{} // calls on execs of their own, open: Close ends them
+
 	life lifeState // paused, stopped, calls in flight (lifecycle.go)
 
 	meter meterState // the last Usage sample, for CPUPercent (observe.go)
@@ -249,7 +252,9 @@ func (s *Sandbox) MaxOutputBytes() int { return s.opts.maxOutputBytes }
 // Close removes the container (or stops it, with WithAutoRemove(false)) and
 // releases the Docker client if the sandbox made it. It returns within
 // about 30 s, quickly in the usual case: the helper exits at
-// once on SIGTERM. Later calls on the sandbox return ErrClosed. Close does
+// once on SIGTERM. Calls in flight on the handle end with ErrClosed when it
+// returns, whatever the engine does with their streams; later calls
+// return ErrClosed too. Close does
 // the same on a sandbox from Attach: it ends the container whoever made it.
 // To let go of a handle and leave the container running, call Detach
 // instead (a Close after Detach does nothing).
@@ -281,6 +286,7 @@ func (s *Sandbox) Close() (err error) {
 		s.stopAutoPause()
 		s.stopEgress()
 		s.closeChannel()
+		s.closeExecs()
 	}
 	if s.opts.autoRemove {
 		c.err = s.remove()
@@ -618,9 +624,9 @@ func inspectRuntime(ctx context.Context, eng engine.Engine, id string) (engine.I
 //
 // Detach drops the handle's shared channel to the helper and releases the
 // Docker client if the sandbox made it. Calls in flight on the shared
-// channel end with ErrClosed and their commands are killed (as when their
-// context ends); a Cmd on an exec of its own (one with Stdin or User set)
-// runs on to its end. Later calls on the handle return ErrClosed, and a
+// channel (Execute without ExecOutput or ExecUser, file calls) end with ErrClosed and
+// their commands are killed (as when their context ends); a Cmd from
+// Command, on an exec of its own, runs on to its end. Later calls on the handle return ErrClosed, and a
 // later Close returns nil and leaves the container alone, so
 //
 //	sb, err := sandbox.New(ctx)
