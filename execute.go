@@ -128,7 +128,9 @@ func ExecOutput(w io.Writer) ExecOption {
 // directory made, as the command's user), up to max bytes (0:
 // DefaultCaptureBytes). The file holds the whole output where the
 // response's Output is capped; ExecuteResponse.Capture says what it holds.
-// A sandbox whose helper predates it is ErrProtocolVersion.
+// A file the helper cannot create fails the call before the command runs,
+// with an *fs.PathError whose Op is "capture" (run it again without
+// ExecCapture). A sandbox whose helper predates it is ErrProtocolVersion.
 func ExecCapture(path string, max int64) ExecOption {
 	return func(c *execConfig) error {
 		if !strings.HasPrefix(path, "/") || max < 0 {
@@ -140,6 +142,21 @@ func ExecCapture(path string, max int64) ExecOption {
 		c.capture = &proto.Capture{Path: fsops.RawString(path), Max: max}
 		return nil
 	}
+}
+
+// captureRefused makes the helper's refusal of a capture file it cannot
+// create (nothing ran) an *fs.PathError of Op "capture"; other errors pass.
+func captureRefused(err error, path string) error {
+	var ce *commandError
+	if !errors.As(err, &ce) {
+		return err
+	}
+	why, ok := strings.CutPrefix(ce.err.Error(), "capture to "+path+": ")
+	if !ok {
+		return err
+	}
+	e := proto.Error{Code: proto.Code(ce.err), Message: SafeText(why)}
+	return &fs.PathError{Op: "capture", Path: path, Err: e.Err()}
 }
 
 // Execute runs command with sh -c in the working directory and returns its
@@ -181,6 +198,9 @@ func (s *Sandbox) Execute(ctx context.Context, command string, opts ...ExecOptio
 	c.shared = cfg.output == nil
 	c.capture = cfg.capture
 	err = c.Run()
+	if cfg.capture != nil {
+		err = captureRefused(err, string(cfg.capture.Path))
+	}
 	resp = ExecuteResponse{Output: capture.String(), Truncated: capture.truncated()}
 	if cfg.capture != nil && c.captured != nil {
 		k := c.captured

@@ -334,9 +334,15 @@ func TestExecuteCapture(t *testing.T) {
 		assert.ErrorIs(t, err, sandbox.ErrInvalidOption)
 	})
 	t.Run("a file the helper cannot create", func(t *testing.T) {
-		_, err := sb.Execute(ctx, "echo hi", sandbox.ExecCapture("/proc/self/nope/out", 0))
+		_, err := sb.Execute(ctx, "echo hi > /tmp/capture-ran", sandbox.ExecCapture("/proc/self/nope/out", 0))
 		require.Error(t, err)
 		assert.Contains(t, err.Error(), "nope")
+		var pe *fs.PathError
+		require.ErrorAs(t, err, &pe, "%v", err)
+		assert.Equal(t, "capture", pe.Op)
+		assert.Equal(t, "/proc/self/nope/out", pe.Path)
+		_, err = sb.Stat(ctx, "/tmp/capture-ran")
+		assert.ErrorIs(t, err, fs.ErrNotExist, "the command did not run")
 		resp, err := sb.Execute(ctx, "echo ok")
 		require.NoError(t, err, "the sandbox stays usable")
 		assert.Equal(t, "ok\n", resp.Output)

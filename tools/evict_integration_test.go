@@ -167,4 +167,12 @@ func TestCaptureOutput(t *testing.T) {
 		t.Logf("heap in use grew by %d KiB at most (base %d KiB)", grew>>10, base>>10)
 		assert.Less(t, grew, int64(32<<20), "host memory is bounded whatever the command prints")
 	})
+	t.Run("a directory that cannot be written: inline, run once", func(t *testing.T) {
+		ro := tools.New(sb, tools.Options{CaptureOutput: true, EvictDir: "/proc/nope"})
+		res := callWithID(t, ro, "ro", "execute", `{"command": "echo ran >> /tmp/ro-runs; echo small; exit 3"}`)
+		assert.Equal(t, "small\n\n[Command failed with exit code 3]", res.Text)
+		runs, err := sb.FS(context.Background()).ReadFile("tmp/ro-runs")
+		require.NoError(t, err)
+		assert.Equal(t, "ran\n", string(runs), "the capture was refused before the command ran, then it ran once")
+	})
 }

@@ -3,6 +3,7 @@ package tools
 import (
 	"context"
 	"errors"
+	"io/fs"
 	"math/big"
 	"strconv"
 	"strings"
@@ -46,8 +47,10 @@ func (e *env) execute(ctx context.Context, a *args) Result {
 		opts = append(opts, sandbox.ExecCapture(capturePath, e.opts.MaxCaptureBytes))
 	}
 	resp, err := e.sb.Execute(ctx, command, opts...)
-	if capturing && errors.Is(err, sandbox.ErrProtocolVersion) {
-		// A helper without captures refused before running anything.
+	if capturing && CaptureRefused(err) {
+		// Refused before anything ran (a helper without captures, a
+		// directory it cannot write): the output comes inline.
+		capturing = false
 		resp, err = e.sb.Execute(ctx, command, opts[:len(opts)-1]...)
 	}
 	if err != nil {
@@ -67,6 +70,15 @@ func (e *env) execute(ctx context.Context, a *args) Result {
 	// terminal that shows the transcript); the cap applies after it.
 	out, truncated := modelOutput(resp, e.opts.MaxOutputBytes)
 	return executeResult(out, resp.ExitCode, truncated)
+}
+
+// CaptureRefused reports whether err is Execute's refusal of
+// sandbox.ExecCapture before anything ran: a helper that predates it
+// (ErrProtocolVersion), or a capture file it cannot create (an
+// *fs.PathError of Op "capture"). The command can run again without it.
+func CaptureRefused(err error) bool {
+	var pe *fs.PathError
+	return errors.Is(err, sandbox.ErrProtocolVersion) || errors.As(err, &pe) && pe.Op == "capture"
 }
 
 // executeResult is deepagents' _format_execute_output, with the exit code

@@ -319,3 +319,25 @@ func TestCaptureOutput(t *testing.T) {
 	_, err = sb.Stat(ctx, "/large_tool_result/t3_0")
 	assert.ErrorIs(t, err, fs.ErrNotExist, "the small output's file went")
 }
+
+// TestCaptureOutputUnwritable: a capture directory the helper cannot write
+// gives the output inline; the command runs once.
+func TestCaptureOutputUnwritable(t *testing.T) {
+	ctx := sandboxtest.Context(t)
+	sb := sandboxtest.Busybox(t)
+	mw, err := fsmw.NewMiddleware(ctx, &fsmw.Config{Backend: sandboxeino.NewBackend(sb, sandboxeino.WithCaptureOutput("/proc/nope", 0, 0))})
+	require.NoError(t, err)
+	m := newScript(t,
+		turn{calls: []call{{name: "execute", args: `{"command": "echo ran >> /tmp/runs; echo small"}`, want: "small\n"}}},
+		turn{answer: "done"},
+	)
+	agent, err := adk.NewChatModelAgent(ctx, &adk.ChatModelAgentConfig{Name: "a", Description: "a", Model: m, Middlewares: []adk.AgentMiddleware{mw}})
+	require.NoError(t, err)
+	last, err := run(ctx, agent, "go", false)
+	require.NoError(t, err)
+	assert.Equal(t, "done", last.Content)
+	m.done()
+	runs, err := sb.FS(ctx).ReadFile("tmp/runs")
+	require.NoError(t, err)
+	assert.Equal(t, "ran\n", string(runs))
+}

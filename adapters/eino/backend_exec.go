@@ -34,6 +34,11 @@ func (b *Backend) Execute(ctx context.Context, req *filesystem.ExecuteRequest) (
 		opts = append(opts[:len(opts):len(opts)], sandbox.ExecCapture(p, b.capture.max))
 	}
 	r, err := b.sb.Execute(ctx, req.Command, opts...)
+	if capturing && tools.CaptureRefused(err) {
+		// Refused before anything ran: the output comes inline.
+		capturing = false
+		r, err = b.sb.Execute(ctx, req.Command, b.execOpts...)
+	}
 	if err != nil {
 		return nil, err
 	}
