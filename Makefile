@@ -19,9 +19,11 @@ unit:
 test:
 	go test -race -count=1 -timeout 30m ./...
 
-# lint: gofmt, go vet and staticcheck on every module.
+# lint: gofmt, the commits' subjects and bodies (scripts/commit-subjects),
+# go vet and staticcheck on every module.
 lint:
 	@out=$$(gofmt -l .); if [ -n "$$out" ]; then echo "gofmt:"; echo "$$out"; exit 1; fi
+	@scripts/commit-subjects
 	@for m in $(MODULES); do \
 		echo "--- $$m"; \
 		(cd $$m && go vet ./... && $(STATICCHECK) ./...) || exit 1; \

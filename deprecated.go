@@ -72,3 +72,10 @@ func Offset(line int) ReadOption { return ReadOffset(line) }
 //
 //go:fix inline
 func Limit(lines int) ReadOption { return ReadLimit(lines) }
+
+// FromSnapshot is the former name of WithSnapshot.
+//
+// Deprecated: use WithSnapshot.
+//
+//go:fix inline
+func FromSnapshot(snap *Snapshot) Option { return WithSnapshot(snap) }

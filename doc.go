@@ -104,9 +104,10 @@
 // value, or an option given to a call it does not apply to, refused before
 // any container exists. [ErrUnknownUser] (a user the container does not
 // have) and [ErrCommandTooLong] (a command over [MaxCommandBytes]) are the
-// caller's mistakes too; the sandbox stays usable after them. An operation the engine cannot do (a snapshot on
-// Kubernetes, say) wraps [errors.ErrUnsupported]. A call whose context
-// ends returns the context's error.
+// caller's mistakes too; the sandbox stays usable after them. An
+// operation the engine cannot do (a snapshot on Kubernetes, say) wraps
+// [errors.ErrUnsupported]. A call whose context ends returns the
+// context's error.
 //
 // A command that ran is not an error for Execute: its status is
 // [ExecuteResponse.ExitCode] (124 after a timeout, 137 after an

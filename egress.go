@@ -1,10 +1,12 @@
 package sandbox
 
 import (
+	"archive/tar"
 	"context"
 	"crypto/tls"
 	"errors"
 	"fmt"
+	"io"
 	"net"
 	"path"
 	"slices"
@@ -122,8 +124,19 @@ const EgressProxyAddr = "127.0.0.1:3128"
 const (
 	egressCAFile     = helperDir + "/egress-ca.pem"
 	egressBundleFile = helperDir + "/ca-bundle.pem"
-	systemBundle     = "/etc/ssl/certs/ca-certificates.crt" // Debian's, Ubuntu's, Alpine's
 )
+
+// systemBundles are where images keep their CA bundle, as Go's crypto/x509
+// looks for it on Linux: the first found (its links followed) is the one
+// the sandbox's bundle is made of and the CA added to.
+var systemBundles = []string{
+	"/etc/ssl/certs/ca-certificates.crt",                // Debian, Ubuntu, Alpine, Arch (a link)
+	"/etc/pki/tls/certs/ca-bundle.crt",                  // Fedora, RHEL (a link)
+	"/etc/ssl/ca-bundle.pem",                            // openSUSE
+	"/etc/pki/tls/cacert.pem",                           // OpenELEC
+	"/etc/pki/ca-trust/extracted/pem/tls-ca-bundle.pem", // CentOS, RHEL 7
+	"/etc/ssl/cert.pem",                                 // Alpine
+}
 
 // egressEnv is the environment of a sandbox with an egress policy.
 func egressEnv() []string {
@@ -141,16 +154,10 @@ const maxBundle = 4 << 20
 
 // installEgressCA puts the CA's certificate into the sandbox: its own
 // file, a bundle of the image's roots and it (SSL_CERT_FILE's), and the
-// system store where the root filesystem is writable.
+// system store where the root filesystem is writable. An image with no
+// bundle where systemBundles look gets a bundle of the CA alone.
 func (s *Sandbox) installEgressCA(ctx context.Context, ca *egress.CA) error {
-	var system []byte
-	if rc, err := s.eng.CopyFrom(ctx, s.id, systemBundle); err == nil {
-		system, err = tarx.ReadFile(rc, maxBundle) // a link or a directory is none
-		rc.Close()
-		if err != nil {
-			system = nil
-		}
-	}
+	system, systemPath := s.systemBundle(ctx)
 	bundle := append(append(slices.Clip(system), '\n'), ca.PEM()...)
 	now := time.Now()
 	for _, f := range []tarx.File{
@@ -166,15 +173,67 @@ func (s *Sandbox) installEgressCA(ctx context.Context, ca *egress.CA) error {
 		}
 	}
 	if system != nil && !s.opts.readOnlyRootfs {
-		r, err := tarx.NewReader(tarx.File{Name: path.Base(systemBundle), Content: bundle, Mode: 0o644, ModTime: now})
+		r, err := tarx.NewReader(tarx.File{Name: path.Base(systemPath), Content: bundle, Mode: 0o644, ModTime: now})
 		if err != nil {
 			return err
 		}
-		if err := s.eng.CopyTo(ctx, s.id, path.Dir(systemBundle), r); err != nil {
+		if err := s.eng.CopyTo(ctx, s.id, path.Dir(systemPath), r); err != nil {
 			return s.dockerErr("add the egress CA to the system store", err)
 		}
 	}
 	return nil
+}
+
+// systemBundle returns the image's CA bundle and the path of the regular
+// file that holds it: the first of systemBundles found, following up to
+// four links; nil if none.
+func (s *Sandbox) systemBundle(ctx context.Context) ([]byte, string) {
+	for _, p := range systemBundles {
+		for range 5 {
+			rc, err := s.eng.CopyFrom(ctx, s.id, p)
+			if err != nil {
+				break
+			}
+			content, link, err := readFileOrLink(rc, maxBundle)
+			rc.Close()
+			switch {
+			case err != nil:
+			case link == "":
+				return content, p
+			case path.IsAbs(link):
+				p = path.Clean(link)
+				continue
+			default:
+				p = path.Join(path.Dir(p), link)
+				continue
+			}
+			break
+		}
+	}
+	return nil, ""
+}
+
+// readFileOrLink returns the content of the first entry of the archive r,
+// a regular file of at most max bytes, or, when it is a symbolic link, its
+// target (never "") and no content.
+func readFileOrLink(r io.Reader, max int64) (content []byte, link string, err error) {
+	tr := tar.NewReader(r)
+	hdr, err := tr.Next()
+	switch {
+	case err != nil:
+		return nil, "", err
+	case hdr.Typeflag == tar.TypeSymlink && hdr.Linkname != "":
+		return nil, hdr.Linkname, nil
+	case hdr.Typeflag != tar.TypeReg:
+		return nil, "", tarx.ErrNotRegular
+	case hdr.Size < 0 || hdr.Size > max:
+		return nil, "", tarx.ErrTooLarge
+	}
+	content = make([]byte, hdr.Size)
+	if _, err := io.ReadFull(tr, content); err != nil {
+		return nil, "", err
+	}
+	return content, "", nil
 }
 
 // Bounds of a sandbox's egress.

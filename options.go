@@ -100,7 +100,7 @@ type options struct {
 	idleTimeout    time.Duration
 	secure         bool
 	owner          string
-	snap           snapshotFrom         // FromSnapshot (snapshot.go)
+	snap           snapshotFrom         // WithSnapshot (snapshot.go)
 	durable        durableOptions       // lifecycle.go
 	procsIdle      bool                 // WithProcessKeepAlive(false) (process.go)
 	engine         engine.Engine        // WithEngine (engine_option.go)
@@ -675,6 +675,15 @@ func (o *options) checkGVisor(host *container.HostConfig) error {
 	return nil
 }
 
+// checkEgress refuses, for a sandbox WithEgress, a network WithContainerConfig
+// set behind the policy's back: the proxy is its only way out.
+func (o *options) checkEgress(host *container.HostConfig) error {
+	if o.egress != nil && host.NetworkMode != "none" {
+		return fmt.Errorf("%w: WithContainerConfig set the network to %q under WithEgress, whose sandbox has network none (its proxy is the way out)", ErrInvalidOption, host.NetworkMode)
+	}
+	return nil
+}
+
 // gvisorPidsWhy says why a pids limit below minGVisorPids is refused
 // under gVisor.
 var gvisorPidsWhy = fmt.Sprintf("the limit counts gVisor's own threads too (about 20 to start, more as the sandbox works), and one it reaches ends the sandbox; give at least %d", minGVisorPids)
@@ -704,7 +713,8 @@ func WithPullProgress(w io.Writer) Option {
 // setting: fn edits the configuration just before the container is created.
 // The library's own settings (entrypoint, labels) are applied after fn.
 // A runtime fn sets must be WithRuntime's where either is gVisor's (New
-// does more under gVisor), else New fails with ErrInvalidOption.
+// does more under gVisor), and under WithEgress the network stays "none",
+// else New fails with ErrInvalidOption.
 func WithContainerConfig(fn func(*container.Config, *container.HostConfig)) Option {
 	return func(o *options) error {
 		o.use("WithContainerConfig", callNew)
@@ -860,15 +870,15 @@ func WithProcessKeepAlive(keep bool) Option {
 	}
 }
 
-// FromSnapshot makes New create the sandbox from the snapshot: its image,
+// WithSnapshot makes New create the sandbox from the snapshot: its image,
 // and the options the snapshotted sandbox was made with (working
 // directory, user, environment, labels, limits, network, secure profile,
 // lifetimes...). Options after it override those; put it first. The
 // secure profile's in-memory directories start with the recorded content.
 // The snapshot must be on the engine New connects to.
-func FromSnapshot(snap *Snapshot) Option {
+func WithSnapshot(snap *Snapshot) Option {
 	return func(o *options) error {
-		o.use("FromSnapshot", callNew)
+		o.use("WithSnapshot", callNew)
 		if snap == nil || snap.ID == "" {
 			return errors.New("nil snapshot")
 		}
@@ -897,7 +907,7 @@ func FromSnapshot(snap *Snapshot) Option {
 // with ErrInvalidOption naming the option and the engine: WithVolumes,
 // WithDNS, WithGPUs, WithDevices, WithUlimits, WithRuntime, WithShmSize,
 // WithContainerConfig, WithNetworkMode other than "none", WithPullPolicy
-// other than PullMissing, WithPullProgress, and FromSnapshot; Snapshot
+// other than PullMissing, WithPullProgress, and WithSnapshot; Snapshot
 // fails with an error wrapping errors.ErrUnsupported.
 func WithEngine(e engine.Engine) Option {
 	return func(o *options) error {
@@ -937,7 +947,7 @@ func (o *options) neutral(name string) error {
 		{o.networkMode != "" && o.networkMode != "none", fmt.Sprintf("WithNetworkMode(%q)", o.networkMode)},
 		{o.pullPolicy != PullMissing, "WithPullPolicy"},
 		{o.pullProgress != nil, "WithPullProgress"},
-		{o.snap.id != "", "FromSnapshot"},
+		{o.snap.id != "", "WithSnapshot"},
 	} {
 		if c.set {
 			used = append(used, c.name)

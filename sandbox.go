@@ -62,7 +62,7 @@ type closeCall struct {
 }
 
 // New creates and starts a sandbox container. It connects to Docker (from
-// the environment unless WithClient or WithClientOptions say otherwise),
+// the environment unless WithEngine says otherwise),
 // makes the image available according to the pull policy, creates the
 // container with the in-container helper as its main process, and starts
 // it. If any step fails, nothing is left behind and the error says which
@@ -204,6 +204,9 @@ func createDocker(ctx context.Context, d *docker.Engine, o *options) (*Sandbox, 
 		if err := o.checkGVisor(host); err != nil {
 			return err
 		}
+		if err := o.checkEgress(host); err != nil {
+			return err
+		}
 		if ps = o.portSocket(d, host); ps != nil {
 			host.Mounts = append(host.Mounts, ps.mount())
 			cfg.Labels[labelPortsDir] = ps.parent
@@ -251,13 +254,12 @@ func (s *Sandbox) MaxOutputBytes() int { return s.opts.maxOutputBytes }
 
 // Close removes the container (or stops it, with WithAutoRemove(false)) and
 // releases the Docker client if the sandbox made it. It returns within
-// about 30 s, quickly in the usual case: the helper exits at
-// once on SIGTERM. Calls in flight on the handle end with ErrClosed when it
-// returns, whatever the engine does with their streams; later calls
-// return ErrClosed too. Close does
-// the same on a sandbox from Attach: it ends the container whoever made it.
-// To let go of a handle and leave the container running, call Detach
-// instead (a Close after Detach does nothing).
+// about 30 s, quickly in the usual case: the helper exits at once on
+// SIGTERM. Calls in flight on the handle end with ErrClosed by the time it
+// returns, whatever the engine does with their streams; later calls return
+// ErrClosed too. Close does the same on a sandbox from Attach: it ends the
+// container whoever made it. To let go of a handle and leave the container
+// running, call Detach instead (a Close after Detach does nothing).
 //
 // A Close that fails can be called again until it succeeds (the daemon was
 // unreachable: ErrDaemonUnreachable; its bound ended while the daemon was
@@ -624,10 +626,11 @@ func inspectRuntime(ctx context.Context, eng engine.Engine, id string) (engine.I
 //
 // Detach drops the handle's shared channel to the helper and releases the
 // Docker client if the sandbox made it. Calls in flight on the shared
-// channel (Execute without ExecOutput or ExecUser, file calls) end with ErrClosed and
-// their commands are killed (as when their context ends); a Cmd from
-// Command, on an exec of its own, runs on to its end. Later calls on the handle return ErrClosed, and a
-// later Close returns nil and leaves the container alone, so
+// channel (Execute without ExecOutput or ExecUser, file calls) end with
+// ErrClosed and their commands are killed (as when their context ends); a
+// Cmd from Command, on an exec of its own, runs on to its end. Later calls
+// on the handle return ErrClosed, and a later Close returns nil and leaves
+// the container alone, so
 //
 //	sb, err := sandbox.New(ctx)
 //	...

@@ -29,7 +29,7 @@ const (
 	// LabelSnapshot marks an image as a snapshot; its value is "true".
 	LabelSnapshot = labelPrefix + "snapshot"
 	// LabelSnapshotOptions holds, as JSON, the options of the sandbox
-	// the snapshot was taken of (FromSnapshot applies them again).
+	// the snapshot was taken of (WithSnapshot applies them again).
 	LabelSnapshotOptions = labelPrefix + "options"
 	// LabelSnapshotOf holds the ID of the container the snapshot was taken of.
 	LabelSnapshotOf = labelPrefix + "snapshot-of"
@@ -197,7 +197,7 @@ const snapshotBound = 10 * time.Minute
 // recorded. The volumes are copied after the commit, with the sandbox
 // running: stop writing to them while a snapshot is taken. The sandbox's
 // options are recorded in the image's labels (LabelSnapshotOptions), so
-// that New(ctx, FromSnapshot(snap)) and snap.Fork make sandboxes like it.
+// that New(ctx, WithSnapshot(snap)) and snap.Fork make sandboxes like it.
 //
 // A snapshot of a sandbox made from a snapshot works (chains); each
 // generation adds a layer of what changed in the root filesystem, and one
@@ -248,6 +248,11 @@ func (s *Sandbox) Snapshot(ctx context.Context, opts ...SnapshotOption) (_ *Snap
 
 	rec := recordOptions(s.opts)
 	rec.Volumes = dirs
+	if hc := info.Container.HostConfig; hc != nil && hc.NetworkMode == "none" {
+		// A fork has no network where this sandbox has none, whatever the
+		// handle knows of it: one from Attach does not know WithEgress's.
+		rec.NetworkMode = "none"
+	}
 	recJSON, err := json.Marshal(rec)
 	if err != nil {
 		return nil, err
@@ -532,7 +537,7 @@ func shortImageID(id string) string {
 var errNoSnapshot = errors.New("sandbox: not a snapshot")
 
 // snapshotRecord is what a snapshot records of its sandbox's options
-// (LabelSnapshotOptions), for FromSnapshot. The Docker client, the
+// (LabelSnapshotOptions), for WithSnapshot. The Docker client, the
 // container name, host directories (WithVolumes), devices and
 // WithContainerConfig functions are not recorded.
 type snapshotRecord struct {
@@ -563,7 +568,7 @@ type snapshotRecord struct {
 	Volumes        []string          `json:"volumes,omitempty"` // the volume contents recorded in the image
 }
 
-// snapshotFrom is what FromSnapshot tells New.
+// snapshotFrom is what WithSnapshot tells New.
 type snapshotFrom struct {
 	id      string   // the snapshot's image ID
 	base    string   // the image the first snapshot of the chain was taken on
@@ -627,7 +632,7 @@ func (r snapshotRecord) apply(o *options) error {
 }
 
 // Fork makes n sandboxes from the snapshot, concurrently, as
-// New(ctx, FromSnapshot(snap), opts...) does, on the engine the snapshot
+// New(ctx, WithSnapshot(snap), opts...) does, on the engine the snapshot
 // was taken on (opts may name another client). If any fails, those made
 // are closed and the error says why.
 func (snap *Snapshot) Fork(ctx context.Context, n int, opts ...Option) (_ []*Sandbox, err error) {
@@ -637,7 +642,7 @@ func (snap *Snapshot) Fork(ctx context.Context, n int, opts ...Option) (_ []*San
 	if n <= 0 {
 		return nil, fmt.Errorf("%w: fork count %d must be positive", ErrInvalidOption, n)
 	}
-	all := append(append(slices.Clone(snap.conn), FromSnapshot(snap)), opts...)
+	all := append(append(slices.Clone(snap.conn), WithSnapshot(snap)), opts...)
 	out := make([]*Sandbox, n)
 	errs := make([]error, n)
 	var wg sync.WaitGroup

@@ -27,6 +27,7 @@ import (
 	"github.com/dockersandbox/sandbox"
 	"github.com/dockersandbox/sandbox/internal/proto"
 	"github.com/dockersandbox/sandbox/internal/testenv"
+	"github.com/moby/moby/api/types/container"
 	"github.com/moby/moby/client"
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
@@ -309,12 +310,86 @@ func TestEgressOptions(t *testing.T) {
 		{sandbox.WithEgress(sandbox.EgressPolicy{Allow: []string{"exa mple.com"}})},
 		{sandbox.WithEgress(sandbox.EgressPolicy{}), sandbox.WithNetworkMode("bridge")},
 		{sandbox.WithEgress(sandbox.EgressPolicy{}), sandbox.WithDNS("192.0.2.53")},
+		// The network behind the policy's back: the proxy is the only way out.
+		{sandbox.WithEgress(sandbox.EgressPolicy{}), sandbox.WithContainerConfig(func(_ *container.Config, h *container.HostConfig) { h.NetworkMode = "bridge" })},
+		{sandbox.WithEgress(sandbox.EgressPolicy{}), sandbox.WithContainerConfig(func(_ *container.Config, h *container.HostConfig) { h.NetworkMode = "host" })},
 	} {
 		_, err := sandbox.New(ctx, sandboxOptions(testenv.BusyboxImage, opts...)...)
 		assert.ErrorIs(t, err, sandbox.ErrInvalidOption)
 	}
 	sb := newSandbox(t, testenv.BusyboxImage)
 	assert.ErrorIs(t, sb.SetEgress(sandbox.EgressPolicy{}), sandbox.ErrInvalidOption, "a sandbox made without a policy")
+}
+
+// TestEgressSnapshotFork: a fork of a sandbox WithEgress has no network
+// (the policy is the host process's: the fork gets one only by WithEgress
+// of its own), whether the snapshot was taken through New's handle or
+// through Attach's, which does not know the policy.
+func TestEgressSnapshotFork(t *testing.T) {
+	testenv.RequireDocker(t, "snapshots are Docker images (commit)")
+	t.Parallel()
+	ctx := testCtx(t)
+	f := newEgressFixture(t)
+	sb := egressSandbox(t, f.policy("allowed.test"))
+	other, err := sandbox.Attach(ctx, sb.ID(), onEngine()...)
+	require.NoError(t, err)
+	defer other.Detach()
+	for name, h := range map[string]*sandbox.Sandbox{"New's handle": sb, "Attach's handle": other} {
+		snap, err := h.Snapshot(ctx)
+		require.NoError(t, err, name)
+		removeSnapshot(t, snap)
+		fork, err := sandbox.New(ctx, sandboxOptions(testenv.BusyboxImage, sandbox.WithSnapshot(snap))...)
+		require.NoError(t, err, name)
+		info, err := testenv.Client(t).ContainerInspect(ctx, fork.ID(), client.ContainerInspectOptions{})
+		require.NoError(t, err)
+		assert.Equal(t, container.NetworkMode("none"), info.Container.HostConfig.NetworkMode, "%s: the fork's network", name)
+		out := mustSh(t, fork, "ls /sys/class/net")
+		assert.Equal(t, "lo", strings.TrimSpace(out), "%s: the fork's interfaces", name)
+		require.NoError(t, fork.Close())
+
+		// Given a policy of its own, the fork reaches what it allows.
+		fork, err = sandbox.New(ctx, sandboxOptions(testenv.BusyboxImage, sandbox.WithSnapshot(snap), sandbox.WithEgress(f.policy("allowed.test")))...)
+		require.NoError(t, err, name)
+		assert.Equal(t, "ok 200 hello from allowed.test", probe(t, fork, "get", "http://allowed.test/path"), name)
+		require.NoError(t, fork.Close())
+	}
+}
+
+// TestEgressCABundle: the sandbox's CA bundle is made of the image's own
+// wherever the image keeps it (here Fedora's path, a link to the file, as
+// in Fedora and RHEL images, with no Debian bundle), and the egress CA is
+// added to that file, the link kept, where the root filesystem is
+// writable.
+func TestEgressCABundle(t *testing.T) {
+	testenv.RequireDocker(t, "the image is a snapshot (commit)")
+	t.Parallel()
+	ctx := testCtx(t)
+	base, err := sandbox.New(ctx, baseOptions(testenv.BusyboxImage)...)
+	require.NoError(t, err)
+	defer base.Close()
+	_, err = base.Execute(ctx, `set -e; rm -f /etc/ssl/certs/ca-certificates.crt /etc/ssl/cert.pem
+		mkdir -p /etc/pki/ca-trust/extracted/pem /etc/pki/tls/certs
+		printf 'MARKER ROOTS\n' > /etc/pki/ca-trust/extracted/pem/tls-ca-bundle.pem
+		ln -s ../../ca-trust/extracted/pem/tls-ca-bundle.pem /etc/pki/tls/certs/ca-bundle.crt`, asRoot())
+	require.NoError(t, err)
+	snap, err := base.Snapshot(ctx)
+	require.NoError(t, err)
+	removeSnapshot(t, snap)
+
+	sb, err := sandbox.New(ctx, sandboxOptions(testenv.BusyboxImage, sandbox.WithSnapshot(snap), sandbox.WithEgress(sandbox.EgressPolicy{}))...)
+	require.NoError(t, err)
+	defer sb.Close()
+	bundle, err := sb.FS(ctx).ReadFile(".dockersandbox/ca-bundle.pem")
+	require.NoError(t, err)
+	assert.True(t, strings.HasPrefix(string(bundle), "MARKER ROOTS\n"), "the image's roots first: %.80q", bundle)
+	assert.Contains(t, string(bundle), "-----BEGIN CERTIFICATE-----", "then the egress CA")
+	if secureProfile() {
+		return // a read-only root filesystem: the system store is left alone
+	}
+	res, err := sb.Execute(ctx, "test -L /etc/pki/tls/certs/ca-bundle.crt && cat /etc/pki/tls/certs/ca-bundle.crt")
+	require.NoError(t, err)
+	assert.Equal(t, 0, res.ExitCode, "the link is kept: %s", res.Output)
+	assert.Equal(t, string(bundle), res.Output, "the CA is in the file the link names")
 }
 
 // testTLSServer serves h over TLS on loopback with a certificate for

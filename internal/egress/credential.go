@@ -26,7 +26,9 @@ import (
 // egress: the sandbox never holds it. A tunnel to a destination with a
 // credential is terminated at the proxy with a certificate of the
 // sandbox's CA (whose key stays on the host), its requests read, the
-// credential applied, and each sent on over TLS of the proxy's own.
+// credential applied, and each sent on over TLS of the proxy's own. A
+// plain-HTTP request to the destination is refused (403): the secret never
+// crosses the network in the clear.
 type Credential struct {
 	// Host is the destination: a name, or "*.suffix", optionally with
 	// ":port" (default 443).
@@ -43,6 +45,10 @@ type Credential struct {
 	// what the sandbox sent.
 	Placeholder string
 }
+
+// errPlainCredential refuses a plain-HTTP request to a destination with a
+// credential: credentials are sent over TLS only.
+var errPlainCredential = errors.New("the destination has a credential, sent over TLS only: use https://")
 
 // credRule is a parsed Credential.
 type credRule struct {

@@ -573,10 +573,19 @@ func (p *Proxy) forward(ctx context.Context, c net.Conn, req *http.Request, host
 		p.log(ev)
 		return false
 	}
-	rule, ok := p.current().Allows(d)
+	pol := p.current()
+	rule, ok := pol.Allows(d)
 	if !ok {
 		ev.Reason = errDenied.Error()
 		writeStatus(c, http.StatusForbidden, d.String()+" is "+errDenied.Error())
+		p.log(ev)
+		return false
+	}
+	if len(pol.credentialsFor(d)) > 0 {
+		// A credential crosses the network over TLS only: the request
+		// would go without it, and fail in a way the sandbox cannot tell.
+		ev.Reason = errPlainCredential.Error()
+		writeStatus(c, http.StatusForbidden, d.String()+": "+ev.Reason)
 		p.log(ev)
 		return false
 	}

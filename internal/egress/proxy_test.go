@@ -504,4 +504,29 @@ func TestIntercept(t *testing.T) {
 	c = connect(t, f, "api.test:443")
 	assert.Error(t, tls.Client(c, &tls.Config{ServerName: "other.test", RootCAs: roots}).Handshake())
 	c.Close()
+
+	// Plain HTTP to a destination with a credential is refused, not sent
+	// without it (nor with it, in the clear).
+	pol, err = Parse([]string{"api.test"}, []Credential{{Host: "api.test:80", Header: "Authorization", Value: "Bearer s3cret"}})
+	require.NoError(t, err)
+	f.mu.Lock()
+	f.policy = pol
+	f.mu.Unlock()
+	plain := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		mu.Lock()
+		got = append(got, "plain "+r.Header.Get("Authorization"))
+		mu.Unlock()
+	}))
+	defer plain.Close()
+	f.serve("api.test:80", plain)
+	resp, err = f.client().Get("http://api.test/x")
+	require.NoError(t, err)
+	resp.Body.Close()
+	assert.Equal(t, http.StatusForbidden, resp.StatusCode)
+	assert.Contains(t, resp.Header.Get("X-Dockersandbox-Egress"), "TLS only")
+	ev := f.eventWith(func(e Event) bool { return e.Host == "api.test" && e.Port == 80 })
+	assert.False(t, ev.Allowed)
+	mu.Lock()
+	assert.Equal(t, []string{"api.test Bearer s3cret"}, got, "nothing reached the plain server")
+	mu.Unlock()
 }

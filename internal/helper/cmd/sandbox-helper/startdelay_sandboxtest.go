@@ -11,7 +11,7 @@ import (
 // before it catches its signals: the tests stand in for a slow start with
 // it (a stop in that window must still end the helper cleanly). Only a
 // helper built with the sandboxtest tag reads it (the tests install one
-// with New; see stop_test.go); the shipped helper reads no test variable.
+// with New; see integration/lifecycle_stop_test.go); the shipped helper reads no test variable.
 const startDelayEnv = "DOCKERSANDBOX_TEST_HELPER_DELAY"
 
 // startDelay sleeps for startDelayEnv's duration, at most a minute.
