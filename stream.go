@@ -98,6 +98,7 @@ func (s *Sandbox) openStream(ctx context.Context, req proto.Request) (*stream, e
 		return st, nil // the caller reads st.res
 	case <-ctx.Done():
 		st.close()
+		<-st.ended // the helper's confirmation, within cancelGrace (see run)
 		return nil, ctx.Err()
 	}
 }

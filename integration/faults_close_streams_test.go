@@ -147,3 +147,70 @@ func TestCloseEndsCalls(t *testing.T) {
 		})
 	}
 }
+
+// lingerEngine relays an engine whose exec streams, once the library
+// closes them, still hold the engine's connection: the process in the
+// sandbox never learns that the library hung up (its stdin stays open),
+// as Podman 4.3 under load kept an exec session running. Close releases
+// them at the test's end.
+type lingerEngine struct {
+	engine.Engine
+	mu      sync.Mutex
+	streams []engine.Stream
+}
+
+func (l *lingerEngine) Exec(ctx context.Context, id string, argv []string, user string) (engine.Stream, error) {
+	st, err := l.Engine.Exec(ctx, id, argv, user)
+	if err != nil {
+		return nil, err
+	}
+	l.mu.Lock()
+	l.streams = append(l.streams, st)
+	l.mu.Unlock()
+	ls := &lingerStream{Stream: st, closed: make(chan struct{})}
+	ls.out, ls.outW = io.Pipe()
+	ls.errR, ls.errW = io.Pipe()
+	go func() { _, err := io.Copy(ls.outW, st.Stdout()); ls.outW.CloseWithError(err) }()
+	go func() { _, err := io.Copy(ls.errW, st.Stderr()); ls.errW.CloseWithError(err) }()
+	return ls, nil
+}
+
+// release closes the engine's streams.
+func (l *lingerEngine) release() {
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	for _, st := range l.streams {
+		st.Close()
+	}
+}
+
+type lingerStream struct {
+	engine.Stream
+	once       sync.Once
+	closed     chan struct{}
+	out, errR  *io.PipeReader
+	outW, errW *io.PipeWriter
+}
+
+func (s *lingerStream) Stdout() io.Reader { return s.out }
+func (s *lingerStream) Stderr() io.Reader { return s.errR }
+
+func (s *lingerStream) Write(p []byte) (int, error) {
+	select {
+	case <-s.closed:
+		return 0, io.ErrClosedPipe
+	default:
+		return s.Stream.Write(p)
+	}
+}
+
+func (s *lingerStream) CloseWrite() error { return nil } // the process's stdin stays open
+
+func (s *lingerStream) Close() error {
+	s.once.Do(func() {
+		close(s.closed)
+		s.out.CloseWithError(io.ErrClosedPipe)
+		s.errR.CloseWithError(io.ErrClosedPipe)
+	})
+	return nil
+}

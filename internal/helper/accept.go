@@ -13,8 +13,10 @@ import (
 // policy, whose proxy runs on the host. Each accept request waits for one
 // connection and then carries it as a dial's stream; the library keeps a
 // few waiting. The listener is the serving helper's, opened by the first
-// accept of its address and closed when the helper ends; nothing here
-// decides what a connection may reach.
+// accept of its address and closed when the helper ends, or when the
+// library cancels the last accept waiting on it (it stops its egress: the
+// address is free at once for another handle's helper, whatever becomes
+// of this one); nothing here decides what a connection may reach.
 
 // acceptors are a server's listeners, by network and address.
 type acceptors struct {
@@ -24,15 +26,17 @@ type acceptors struct {
 
 // acceptor hands the connections of one listener to accept requests.
 type acceptor struct {
-	ln    net.Listener
-	conns chan net.Conn
-	stop  chan struct{} // closed by closeAll
-	done  chan struct{} // closed when the listener failed or closed
-	err   error
+	key     string
+	waiting int // accept requests waiting on it (acceptors.mu)
+	ln      net.Listener
+	conns   chan net.Conn
+	stop    chan struct{} // closed by closeAll
+	done    chan struct{} // closed when the listener failed or closed
+	err     error
 }
 
 // get returns the acceptor of network and address, listening when there
-// is none yet.
+// is none yet, with one more request waiting on it (see release).
 func (a *acceptors) get(network, address string) (*acceptor, error) {
 	key := network + " " + address
 	a.mu.Lock()
@@ -41,6 +45,7 @@ func (a *acceptors) get(network, address string) (*acceptor, error) {
 		select {
 		case <-ac.done: // failed: listen again
 		default:
+			ac.waiting++
 			return ac, nil
 		}
 	}
@@ -48,7 +53,7 @@ func (a *acceptors) get(network, address string) (*acceptor, error) {
 	if err != nil {
 		return nil, err
 	}
-	ac := &acceptor{ln: ln, conns: make(chan net.Conn), stop: make(chan struct{}), done: make(chan struct{})}
+	ac := &acceptor{key: key, waiting: 1, ln: ln, conns: make(chan net.Conn), stop: make(chan struct{}), done: make(chan struct{})}
 	if a.m == nil {
 		a.m = map[string]*acceptor{}
 	}
@@ -76,6 +81,19 @@ func (ac *acceptor) run() {
 	}
 }
 
+// release ends a request's wait on ac; the last cancelled one closes the
+// listener.
+func (a *acceptors) release(ac *acceptor, cancelled bool) {
+	a.mu.Lock()
+	defer a.mu.Unlock()
+	ac.waiting--
+	if cancelled && ac.waiting == 0 && a.m[ac.key] == ac {
+		ac.ln.Close()
+		close(ac.stop)
+		delete(a.m, ac.key)
+	}
+}
+
 // closeAll closes every listener.
 func (a *acceptors) closeAll() {
 	a.mu.Lock()
@@ -96,10 +114,13 @@ func (t *streamTable) accept(ctx context.Context, a *acceptors, id uint32, req p
 	}
 	select {
 	case c := <-ac.conns:
+		a.release(ac, false)
 		return t.carry(ctx, id, req, c, send)
 	case <-ac.done:
+		a.release(ac, false)
 		return &proto.Result{Error: dialError(ac.err)}
 	case <-ctx.Done():
+		a.release(ac, true)
 		return &proto.Result{}
 	}
 }
