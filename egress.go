@@ -154,8 +154,10 @@ const maxBundle = 4 << 20
 
 // installEgressCA puts the CA's certificate into the sandbox: its own
 // file, a bundle of the image's roots and it (SSL_CERT_FILE's), and the
-// system store where the root filesystem is writable. An image with no
-// bundle where systemBundles look gets a bundle of the CA alone.
+// system store where the root filesystem is writable (the file a link
+// there names, where the engine's archive API shows links: Docker's; Podman
+// follows them, and the bundle replaces the link). An image with no bundle
+// where systemBundles look gets a bundle of the CA alone.
 func (s *Sandbox) installEgressCA(ctx context.Context, ca *egress.CA) error {
 	system, systemPath := s.systemBundle(ctx)
 	bundle := append(append(slices.Clip(system), '\n'), ca.PEM()...)
