@@ -95,7 +95,9 @@ func TestProcessSurvivesOwner(t *testing.T) {
 			require.Equal(t, sandbox.ProcessRunning, list[0].State)
 			p, err := sb.Process(ctx, id)
 			require.NoError(t, err)
-			first, err := p.Read(ctx, 0)
+			// Its first line may not be written yet (under gVisor on a
+			// busy machine, the child's Detach came first): wait for it.
+			first, err := p.Read(ctx, 0, sandbox.OutputWait(10*time.Second))
 			require.NoError(t, err)
 			require.Contains(t, string(first.Data), "tick 1\n")
 			// It still writes: output past what there was.
