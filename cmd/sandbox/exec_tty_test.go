@@ -99,8 +99,17 @@ func TestCLIExecTTY(t *testing.T) {
 			p.keys("stty size", "Enter")
 			p.until("30 100")
 			p.tmux("resize-window", "-t", "0", "-x", "120", "-y", "40")
-			p.keys("stty size", "Enter")
-			p.until("40 120")
+			// The resize reaches the sandbox's terminal after the window's
+			// (SIGWINCH to the CLI, then a frame to the helper): a stty typed
+			// at once may run first. Ask until it shows; a resize lost for
+			// good still fails.
+			for deadline := time.Now().Add(30 * time.Second); !strings.Contains(p.screen(), "40 120"); {
+				if time.Now().After(deadline) {
+					t.Fatalf("the resize did not reach the sandbox within 30 s; the screen:\n%s", p.screen())
+				}
+				p.keys("stty size", "Enter")
+				time.Sleep(time.Second)
+			}
 
 			start := time.Now()
 			p.keys("sleep 30; echo not-$((1+1))-interrupted", "Enter")
