@@ -254,6 +254,9 @@ type egressState struct {
 	cancel context.CancelFunc
 	wg     sync.WaitGroup
 	slots  chan struct{}
+	// accepted counts the connections its accepts got: awaitEgress tells
+	// its own listener from another handle's by it.
+	accepted atomic.Int64
 }
 
 // egressInForce is the policy in force, as given and as parsed: one value,
@@ -335,26 +338,55 @@ func (s *Sandbox) startEgress(ctx context.Context, p *EgressPolicy, pol *egress.
 // egressReady bounds how long New waits for the proxy to listen.
 const egressReady = 30 * time.Second
 
-// awaitEgress returns once the proxy listens inside the sandbox (the
-// helper listens at the first accept): a connection to it, closed at
-// once, is no request, and no decision.
+// awaitEgress returns once this handle's proxy listens inside the sandbox
+// (the helper listens at the first accept): a connection to it, closed at
+// once, is no request, and no decision. A connection that none of this
+// handle's accepts gets went to another helper's listener: another handle
+// serves the sandbox's egress, with its own policy, and this one fails.
 func (s *Sandbox) awaitEgress(ctx context.Context) error {
 	ctx, cancel := context.WithTimeout(ctx, egressReady)
 	defer cancel()
+	held := false
 	for {
+		n := s.egress.accepted.Load()
 		c, err := s.Dial(ctx, "tcp", EgressProxyAddr)
 		if err == nil {
 			c.Close()
-			return nil
-		}
-		if !errors.Is(err, syscall.ECONNREFUSED) || ctx.Err() != nil {
+			if s.egressAccepted(ctx, n) {
+				return nil
+			}
+			held = true
+		} else if !errors.Is(err, syscall.ECONNREFUSED) || ctx.Err() != nil {
 			return fmt.Errorf("sandbox %s: the egress proxy did not come up: %w", s.ID(), err)
 		}
 		select {
 		case <-time.After(20 * time.Millisecond):
 		case <-ctx.Done():
+			if held {
+				return fmt.Errorf("sandbox %s: the egress proxy did not come up: %s in the sandbox is another handle's (Detach or Close it first)", s.ID(), EgressProxyAddr)
+			}
+			return fmt.Errorf("sandbox %s: the egress proxy did not come up: %w", s.ID(), ctx.Err())
 		}
 	}
+}
+
+// egressAccepted waits, a second at most, for this handle's accepts to
+// have got more than n connections.
+func (s *Sandbox) egressAccepted(ctx context.Context, n int64) bool {
+	t := time.NewTicker(5 * time.Millisecond)
+	defer t.Stop()
+	deadline := time.Now().Add(time.Second)
+	for s.egress.accepted.Load() <= n {
+		if time.Now().After(deadline) {
+			return false
+		}
+		select {
+		case <-t.C:
+		case <-ctx.Done():
+			return false
+		}
+	}
+	return true
 }
 
 // acceptEgress keeps one accept waiting for a connection to the sandbox's
@@ -390,6 +422,7 @@ func (s *Sandbox) acceptEgress(ctx context.Context, e *egressState) {
 			continue
 		}
 		backoff = 50 * time.Millisecond
+		e.accepted.Add(1)
 		c := newConn(st, nil, "tcp")
 		e.wg.Add(1)
 		go func() {

@@ -580,6 +580,25 @@ func TestEgressHandOver(t *testing.T) {
 	assert.Equal(t, "ok 200 hello from other.test", probe(t, other, "get", "http://other.test/"), "the new handle serves the egress")
 }
 
+// TestEgressSecondHandle: while a handle serves a sandbox's egress, Attach
+// WithEgress from another fails, naming the cause, instead of leaving its
+// policy silently out of force (the first handle's proxy would decide);
+// the first handle's egress goes on.
+func TestEgressSecondHandle(t *testing.T) {
+	t.Parallel()
+	f := newEgressFixture(t)
+	sb := egressSandbox(t, f.policy("allowed.test"))
+	ctx := testCtx(t)
+	other, err := sandbox.Attach(ctx, sb.ID(), append(onEngine(), sandbox.WithEgress(f.policy("other.test")))...)
+	if err == nil {
+		other.Detach()
+	}
+	require.Error(t, err)
+	assert.Contains(t, err.Error(), "another handle's")
+	assert.Equal(t, "ok 200 hello from allowed.test", probe(t, sb, "get", "http://allowed.test/"), "the first handle's egress goes on")
+	assert.Contains(t, probe(t, sb, "get", "http://other.test/"), "ok 403", "under its own policy")
+}
+
 // The secret never crosses the helper's channel, either way. The channel
 // (an exec's attached stream) is recorded where no code under test can
 // leave anything out: every byte between this process and the Docker

@@ -4,6 +4,7 @@ import (
 	"bufio"
 	"bytes"
 	"io"
+	"os"
 	"os/exec"
 	"regexp"
 	"syscall"
@@ -208,19 +209,29 @@ func TestStdioTimeoutCap(t *testing.T) {
 }
 
 // startHTTPCommand runs the command with -transport http on a free
-// loopback port and returns it, its URL and its log.
-func startHTTPCommand(t *testing.T, bin string, args ...string) (*exec.Cmd, string, *syncBuffer) {
+// loopback port and returns it, its URL, its log, and a channel closed
+// once the log was read to its end (after the command exits: its stderr
+// is an OS pipe of the test's, which Wait does not close under the
+// reader, unlike StderrPipe's).
+func startHTTPCommand(t *testing.T, bin string, args ...string) (*exec.Cmd, string, *syncBuffer, <-chan struct{}) {
 	t.Helper()
 	cmd := exec.Command(bin, append(args, "-transport", "http", "-addr", "127.0.0.1:0")...)
-	stderrPipe, err := cmd.StderrPipe()
+	pr, pw, err := os.Pipe()
 	require.NoError(t, err)
-	require.NoError(t, cmd.Start())
+	cmd.Stderr = pw
+	err = cmd.Start()
+	pw.Close() // the child holds its own
+	if err != nil {
+		pr.Close()
+		require.NoError(t, err)
+	}
 	log := &syncBuffer{}
 	urls := make(chan string, 1)
 	copied := make(chan struct{})
 	go func() {
 		defer close(copied)
-		sc := bufio.NewScanner(stderrPipe)
+		defer pr.Close()
+		sc := bufio.NewScanner(pr)
 		re := regexp.MustCompile(`url=(http://127\.0\.0\.1:\d+/mcp)`)
 		for sc.Scan() {
 			log.Write([]byte(sc.Text() + "\n"))
@@ -231,15 +242,15 @@ func startHTTPCommand(t *testing.T, bin string, args ...string) (*exec.Cmd, stri
 	}()
 	t.Cleanup(func() {
 		cmd.Process.Kill()
-		<-copied
 		cmd.Wait()
+		<-copied
 	})
 	select {
 	case url := <-urls:
-		return cmd, url, log
+		return cmd, url, log, copied
 	case <-time.After(30 * time.Second):
 		t.Fatalf("no URL in the log:\n%s", log)
-		return nil, "", nil
+		return nil, "", nil, nil
 	}
 }
 
@@ -252,7 +263,7 @@ func TestHTTPCommandExitPaths(t *testing.T) {
 		t.Run(sig.String(), func(t *testing.T) {
 			label := newLabel(t)
 			removeLeftovers(t, label)
-			cmd, url, log := startHTTPCommand(t, bin, append(commandArgs(label), "-max-sessions", "1")...)
+			cmd, url, log, logged := startHTTPCommand(t, bin, append(commandArgs(label), "-max-sessions", "1")...)
 			cs := connectHTTP(t, url)
 			id := sandboxID(t, cs)
 			require.True(t, testenv.SandboxExists(t, id))
@@ -271,6 +282,11 @@ func TestHTTPCommandExitPaths(t *testing.T) {
 			}
 			t.Logf("exited %v after %v", time.Since(start).Round(time.Millisecond), sig)
 			assert.False(t, testenv.SandboxExists(t, id), "the sandbox is removed")
+			select {
+			case <-logged: // its last lines too
+			case <-time.After(10 * time.Second):
+				t.Fatal("the log did not end 10 s after the command")
+			}
 			assert.Contains(t, log.String(), "reason=shutdown")
 		})
 	}

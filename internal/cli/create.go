@@ -97,6 +97,10 @@ func create(ctx context.Context, args []string) error {
 	if err != nil {
 		return err
 	}
+	// Let go of it at once: its egress, if any, frees the proxy's address
+	// for the "sandbox egress" that serves it next, whatever the engine
+	// does with this process's helper.
+	defer sb.Detach()
 	if egressPolicy != nil {
 		// This process's end takes the egress with it.
 		fmt.Fprintf(os.Stderr, "sandbox %s has an egress policy and no other network: serve it with \"sandbox egress -egress-allow ... %s\"\n", sb.ID(), sb.ID())
