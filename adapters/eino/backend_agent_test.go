@@ -122,6 +122,14 @@ func (m *scriptModel) done() {
 	assert.Empty(m.t, m.pending, "tool messages never seen")
 }
 
+// runWith runs a chat-model agent of model m with middleware mw on "go".
+func runWith(ctx context.Context, t *testing.T, m *scriptModel, mw adk.AgentMiddleware) (*schema.Message, error) {
+	t.Helper()
+	agent, err := adk.NewChatModelAgent(ctx, &adk.ChatModelAgentConfig{Name: "a", Description: "a", Model: m, Middlewares: []adk.AgentMiddleware{mw}})
+	require.NoError(t, err)
+	return run(ctx, agent, "go", false)
+}
+
 // run runs agent on query to its end and returns its last message and the
 // error of its last event, if any.
 func run(ctx context.Context, agent adk.Agent, query string, streaming bool) (*schema.Message, error) {
@@ -238,9 +246,7 @@ func TestFilesystemMiddlewareErrors(t *testing.T) {
 			"    10\tline10" + x + "\n    11\tline11" + x}}},
 		turn{calls: []call{{"write_file", `{"file_path": "/large_tool_result/t1.0", "content": "again"}`, ""}}},
 	)
-	agent, err := adk.NewChatModelAgent(ctx, &adk.ChatModelAgentConfig{Name: "a", Description: "a", Model: m, Middlewares: []adk.AgentMiddleware{mw}})
-	require.NoError(t, err)
-	_, err = run(ctx, agent, "go", false)
+	_, err = runWith(ctx, t, m, mw)
 	require.Error(t, err)
 	assert.Contains(t, err.Error(), "write /large_tool_result/t1.0: file already exists")
 	assert.Equal(t, 3, m.next)
@@ -310,9 +316,7 @@ func TestCaptureOutput(t *testing.T) {
 		turn{calls: []call{{name: "execute", args: `{"command": "echo small"}`, want: "small\n"}}},
 		turn{answer: "done"},
 	)
-	agent, err := adk.NewChatModelAgent(ctx, &adk.ChatModelAgentConfig{Name: "a", Description: "a", Model: m, Middlewares: []adk.AgentMiddleware{mw}})
-	require.NoError(t, err)
-	last, err := run(ctx, agent, "go", false)
+	last, err := runWith(ctx, t, m, mw)
 	require.NoError(t, err)
 	assert.Equal(t, "done", last.Content)
 	m.done()
@@ -331,9 +335,7 @@ func TestCaptureOutputUnwritable(t *testing.T) {
 		turn{calls: []call{{name: "execute", args: `{"command": "echo ran >> /tmp/runs; echo small"}`, want: "small\n"}}},
 		turn{answer: "done"},
 	)
-	agent, err := adk.NewChatModelAgent(ctx, &adk.ChatModelAgentConfig{Name: "a", Description: "a", Model: m, Middlewares: []adk.AgentMiddleware{mw}})
-	require.NoError(t, err)
-	last, err := run(ctx, agent, "go", false)
+	last, err := runWith(ctx, t, m, mw)
 	require.NoError(t, err)
 	assert.Equal(t, "done", last.Content)
 	m.done()
