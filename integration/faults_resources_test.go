@@ -173,3 +173,32 @@ func TestForkBomb(t *testing.T) {
 		})
 	}
 }
+
+// Commands started together past what the pids limit holds at once (each
+// costs a reaper's threads and a shell) start as earlier ones end, as a
+// shell retries a fork: none fails with "resource temporarily unavailable"
+// (the commands fork nothing themselves: a command's own fork is its own).
+func TestCommandsPastPidsLimit(t *testing.T) {
+	testenv.RequireDocker(t, "a pod has no pids limit of its own (WithPidsLimit is the kubelet's podPidsLimit)")
+	if sandboxtest.GVisor() {
+		t.Skip("gVisor's runtime dies when the pids limit refuses it a thread (google/gvisor#2490): the sandbox ends, as TestForkBomb asserts (docs/engines.md)")
+	}
+	t.Parallel()
+	sb := newSandbox(t, testenv.BusyboxImage, sandbox.WithPidsLimit(64))
+	ctx := testCtx(t)
+	const n = 100
+	errs := make(chan error, n)
+	for i := range n {
+		go func() {
+			res, err := sb.Execute(ctx, fmt.Sprintf("echo %d", i))
+			if err == nil && (res.ExitCode != 0 || res.Output != fmt.Sprintf("%d\n", i)) {
+				err = fmt.Errorf("command %d: exit %d, output %q", i, res.ExitCode, res.Output)
+			}
+			errs <- err
+		}()
+	}
+	for range n {
+		err := within(t, errs, "a command past the pids limit")
+		require.NoError(t, err)
+	}
+}

@@ -139,7 +139,7 @@ func (t *procTable) start(req proto.Request) (res *proto.Result, then func()) {
 	if full {
 		return procErr(proto.CodeTooManyProcs, "too many processes: the table holds "+strconv.Itoa(proto.MaxProcs)+" and none has exited"), nil
 	}
-	l, err := t.takeLauncher()
+	l, err := retryFork(context.Background(), t.takeLauncher)
 	if err != nil {
 		var errno syscall.Errno
 		if errors.As(err, &errno) {

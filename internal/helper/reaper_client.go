@@ -11,6 +11,7 @@ import (
 	"os/exec"
 	"strings"
 	"sync"
+	"sync/atomic"
 	"syscall"
 	"time"
 )
@@ -56,8 +57,8 @@ func startReaper() (*reaper, error) {
 }
 
 // launch sends l and the command's stdin, stdout and stderr to the reaper
-// and waits for its answer: nil when the command started, else the
-// syscall.Errno of the failure or an error about the reaper.
+// and waits for its answer: nil when the command started, else a
+// *startErrno or an error about the reaper.
 func (r *reaper) launch(ctx context.Context, l launch, stdio [3]*os.File) error {
 	body, err := json.Marshal(l)
 	if err != nil {
@@ -92,10 +93,19 @@ func (r *reaper) launch(ctx context.Context, l launch, stdio [3]*os.File) error 
 		return r.failed(ctx, err)
 	}
 	if answer != 0 {
-		return syscall.Errno(answer)
+		return &startErrno{syscall.Errno(answer)}
 	}
 	return nil
 }
+
+// startErrno is why a reaper could not start a command's shell: the
+// reaper is fine, the command is not. A failure of the reaper itself can
+// carry an errno too (ECONNRESET when it died), which this type tells
+// apart.
+type startErrno struct{ errno syscall.Errno }
+
+func (e *startErrno) Error() string { return e.errno.Error() }
+func (e *startErrno) Unwrap() error { return e.errno }
 
 // failed describes a reaper that could not take its command.
 func (r *reaper) failed(ctx context.Context, err error) error {
@@ -207,19 +217,102 @@ func takeIdle() *reaper {
 	return r
 }
 
+// forkRetry bounds how long a command's start waits for room under the
+// sandbox's pids limit (fork fails with EAGAIN), as a shell retries a
+// fork, while no other start succeeds: a burst of commands past the limit
+// (every command costs a reaper's threads and its shell) starts as earlier
+// ones end, while a start in a sandbox that a fork bomb fills fails.
+const forkRetry = 3 * time.Second
+
+// forkQueue lets one refused start retry at a time: a hundred retrying at
+// once would each take part of the room (a new reaper's runtime needs
+// several threads) and none would get all it needs.
+var forkQueue = make(chan struct{}, 1)
+
+// lastStart is when a start last succeeded (UnixNano), 0 before the first.
+var lastStart atomic.Int64
+
+// retryable reports whether a start failed for want of room.
+func retryable(err error) bool {
+	return errors.Is(err, syscall.EAGAIN) || errors.Is(err, errReaperExited)
+}
+
+// retryFork calls start; when the pids limit refuses it (retryable), it
+// retries, one caller at a time (forkQueue), backing off, until start
+// succeeds or fails otherwise, ctx ends, or forkRetry passes without any
+// start succeeding.
+func retryFork[T any](ctx context.Context, start func() (T, error)) (T, error) {
+	v, err := start()
+	if !retryable(err) {
+		if err == nil {
+			lastStart.Store(time.Now().UnixNano())
+		}
+		return v, err
+	}
+	first := time.Now().UnixNano()
+	giveUp := func() time.Duration {
+		return time.Duration(max(first, lastStart.Load()) + int64(forkRetry) - time.Now().UnixNano())
+	}
+	sleep := func(d time.Duration) bool {
+		t := time.NewTimer(d)
+		defer t.Stop()
+		select {
+		case <-ctx.Done():
+			return false
+		case <-t.C:
+			return true
+		}
+	}
+	for queued := false; !queued; {
+		left := giveUp()
+		if left <= 0 {
+			return v, err
+		}
+		t := time.NewTimer(min(left, 50*time.Millisecond))
+		select {
+		case forkQueue <- struct{}{}:
+			queued = true
+		case <-ctx.Done():
+			t.Stop()
+			return v, err
+		case <-t.C:
+		}
+		t.Stop()
+	}
+	defer func() { <-forkQueue }()
+	for delay := 5 * time.Millisecond; ; delay = min(2*delay, 100*time.Millisecond) {
+		v, err = start()
+		if !retryable(err) {
+			if err == nil {
+				lastStart.Store(time.Now().UnixNano())
+			}
+			return v, err
+		}
+		if giveUp() < delay || !sleep(delay) {
+			return v, err
+		}
+	}
+}
+
 // runReaped has a reaper run l: an idle one if it is neither stopped nor
 // gone, else one started now (also when the idle one fails). It returns
 // the reaper, running the command, or why the command did not start (a
-// syscall.Errno when the shell could not be started).
+// *startErrno when the shell could not be started). A start the pids
+// limit refuses is retried (retryFork).
 func runReaped(ctx context.Context, l launch, stdio [3]*os.File) (*reaper, error) {
+	return retryFork(ctx, func() (*reaper, error) { return runReapedOnce(ctx, l, stdio) })
+}
+
+// runReapedOnce is one attempt of runReaped.
+func runReapedOnce(ctx context.Context, l launch, stdio [3]*os.File) (*reaper, error) {
 	for r := takeIdle(); r != nil; r = takeIdle() {
 		if st, ok := readStat(r.cmd.Process.Pid); ok && st.state != 'T' && st.state != 't' && !st.dead() {
 			err := r.launch(ctx, l, stdio)
 			if err == nil {
 				return r, nil
 			}
-			var errno syscall.Errno
-			if errors.As(err, &errno) {
+			var se *startErrno
+			if errors.As(err, &se) {
 				release(r) // the reaper is fine, the command is not
 				return nil, err
 			}
@@ -235,16 +328,26 @@ func runReaped(ctx context.Context, l launch, stdio [3]*os.File) (*reaper, error
 		return nil, err
 	}
 	if err := r.launch(ctx, l, stdio); err != nil {
-		var errno syscall.Errno
-		if errors.As(err, &errno) {
+		var se *startErrno
+		if errors.As(err, &se) {
 			release(r)
-		} else {
-			r.discard()
+			return nil, err
+		}
+		r.discard()
+		if st := r.cmd.ProcessState; ctx.Err() == nil && st != nil && st.Exited() {
+			// It ended of its own before it took the command: the Go
+			// runtime of a new reaper dies when the pids limit refuses
+			// it a thread.
+			err = fmt.Errorf("%w (%v): %w", errReaperExited, st, err)
 		}
 		return nil, err
 	}
 	return r, nil
 }
+
+// errReaperExited says that a reaper started for a command exited before
+// it took it; runReaped retries that as it retries EAGAIN.
+var errReaperExited = errors.New("the command's new reaper exited")
 
 // mergeEnv returns base with extra's KEY=value pairs added, each replacing
 // an earlier pair of the same key (a shell takes the first it finds).
