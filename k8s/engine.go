@@ -3,8 +3,8 @@
 // user's image. An init container of the helper image (package
 // helperimage) copies the helper into an emptyDir mounted at the helper's
 // directory, so any image works, with or without a shell. The helper's
-// channel runs over one long-lived exec stream (client-go's WebSocket
-// remotecommand, SPDY as the fallback); files move through the helper's
+// channel runs over one long-lived exec stream (client-go's SPDY
+// remotecommand, WebSocket as the fallback); files move through the helper's
 // own tar and untar modes over exec. The core module does not import
 // client-go: this package is a module of its own.
 //
@@ -15,6 +15,7 @@ package k8s
 import (
 	"context"
 	"fmt"
+	"sync/atomic"
 
 	"github.com/dockersandbox/sandbox/engine"
 	"k8s.io/client-go/kubernetes"
@@ -29,6 +30,13 @@ type Engine struct {
 	cfg  *rest.Config
 	cs   *kubernetes.Clientset
 	opts options
+	// noSPDY: the API server (or a proxy) refused an SPDY exec, so execs
+	// go over WebSocket from then on. SPDY comes first: the API server
+	// passes its bytes through to the kubelet, while it translates a
+	// WebSocket exec into SPDY for the kubelet (its stream translator),
+	// which costs a copy of every byte; 32 MiB up took 212 ms against
+	// 300 (BENCHMARKS.md).
+	noSPDY atomic.Bool
 }
 
 var _ engine.Engine = (*Engine)(nil)

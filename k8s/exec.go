@@ -21,9 +21,10 @@ import (
 var ErrStreamClosed = errors.New("k8s: exec stream closed")
 
 // Exec starts argv in the sandbox container of the pod named id and
-// returns its stdin, stdout and stderr as a stream: client-go's WebSocket
-// remotecommand, falling back to SPDY when the server refuses the
-// upgrade. ctx bounds the start (the pod's lookup); the stream lasts until
+// returns its stdin, stdout and stderr as a stream: client-go's SPDY
+// remotecommand, falling back to WebSocket when the server (or an HTTPS
+// proxy) refuses the upgrade, and keeping to WebSocket after that (see
+// Engine). ctx bounds the start (the pod's lookup); the stream lasts until
 // the process ends or Close. A missing pod is engine.ErrNotFound; one not
 // running, engine.ErrNotRunning. A pod's processes all run as its user:
 // user must be "" or the sandbox's own, else the error wraps
@@ -64,12 +65,19 @@ func (e *Engine) exec(ctx context.Context, id, user string, argvOf func(*corev1.
 	if err != nil {
 		return nil, fmt.Errorf("k8s: exec: %w", err)
 	}
+	if e.noSPDY.Load() {
+		return startStream(ws), nil
+	}
 	spdy, err := remotecommand.NewSPDYExecutor(e.cfg, "POST", url)
 	if err != nil {
 		return nil, fmt.Errorf("k8s: exec: %w", err)
 	}
-	ex, err := remotecommand.NewFallbackExecutor(ws, spdy, func(err error) bool {
-		return httpstream.IsUpgradeFailure(err) || httpstream.IsHTTPSProxyError(err)
+	ex, err := remotecommand.NewFallbackExecutor(spdy, ws, func(err error) bool {
+		refused := httpstream.IsUpgradeFailure(err) || httpstream.IsHTTPSProxyError(err)
+		if refused {
+			e.noSPDY.Store(true)
+		}
+		return refused
 	})
 	if err != nil {
 		return nil, fmt.Errorf("k8s: exec: %w", err)
