@@ -450,8 +450,18 @@ func TestEgressCredentials(t *testing.T) {
 		fmt.Fprintf(w, "%s authorized=%v", r.Host, r.Header.Get("Authorization") == "Bearer "+secret)
 	})
 	srv, pool := testTLSServer(t, h, "api.github.test", "other.test")
+	// The destination's plain HTTP port: the credential must never reach it.
+	var plainSaw []string // each request's Authorization headers
+	plain := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		mu.Lock()
+		plainSaw = append(plainSaw, strings.Join(r.Header.Values("Authorization"), ","))
+		mu.Unlock()
+		fmt.Fprint(w, "plain")
+	}))
+	t.Cleanup(plain.Close)
 	f := newEgressFixture(t)
 	f.names["api.github.test:443"] = srv.Listener.Addr().String()
+	f.names["api.github.test:80"] = plain.Listener.Addr().String()
 	f.names["other.test:443"] = srv.Listener.Addr().String()
 	p := f.policy("api.github.test", "other.test")
 	p.TLSConfig = &tls.Config{RootCAs: pool}
@@ -481,6 +491,20 @@ func TestEgressCredentials(t *testing.T) {
 	assert.Equal(t, "ok 200 api.github.test authorized=true", probe(t, sb, "getv", "https://api.github.test/", "Authorization", "'Bearer PLACEHOLDER'"))
 	assert.Equal(t, "ok 200 api.github.test authorized=false", probe(t, sb, "getv", "https://api.github.test/"), "no placeholder, no credential")
 
+	// Plain HTTP never carries it, whichever way the sandbox asks: to the
+	// credential's own port (443) the proxy refuses it (403, saying to use
+	// https://); port 80 is another destination, which gets the request
+	// as sent, the placeholder unreplaced, through the proxy's absolute
+	// URL or in a tunnel.
+	out := probe(t, sb, "get", "http://api.github.test:443/")
+	assert.True(t, strings.HasPrefix(out, "ok 403 ") && strings.Contains(out, "https://"), "plain HTTP to the credential's port: %s", out)
+	assert.Equal(t, "ok 200 plain", probe(t, sb, "getv", "http://api.github.test/", "Authorization", "'Bearer PLACEHOLDER'"))
+	assert.Equal(t, "ok 200:plain | 200:plain", probe(t, sb, "requests", "api.github.test:80", "api.github.test", "api.github.test"))
+	assert.Equal(t, "ok 200:plain", probe(t, sb, "requests", "http://api.github.test/", "api.github.test"))
+	mu.Lock()
+	assert.Equal(t, []string{"Bearer PLACEHOLDER", "", "", ""}, plainSaw, "what the plain HTTP port received")
+	mu.Unlock()
+
 	// The secret is nowhere in the sandbox.
 	hexSecret := fmt.Sprintf("%x", secret)
 	// (Under the secure profile root has no capabilities: the helpers'
@@ -496,7 +520,7 @@ func TestEgressCredentials(t *testing.T) {
 	res, err = sb.Execute(testCtx(t), `for d in /proc/[0-9]*; do case "$(tr '\0' ' ' < $d/cmdline 2>/dev/null)" in *sandbox-helper\ serve\ ) echo ${d#/proc/};; esac; done`, asRoot())
 	require.NoError(t, err)
 	servePID := strings.TrimSpace(res.Output)
-	out := probe(t, sb, "memsearch", hexSecret)
+	out = probe(t, sb, "memsearch", hexSecret)
 	t.Logf("the helper's channel: pid %s; %s", servePID, out)
 	if strings.HasPrefix(out, "ok searched 0 processes") && strings.Contains(os.Getenv("DOCKERSANDBOX_TEST_RUNTIME"), "runsc") {
 		t.Log("gVisor gives no process's memory (/proc/PID/mem): the memory search is left out")
