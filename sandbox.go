@@ -35,6 +35,9 @@ type Sandbox struct {
 	removeFor time.Duration // bound of Close's Docker calls; 0: closeTimeout
 
 	podman bool // the engine is Podman's Docker API (see isPodman)
+	// copyByExec: the engine's archive copies are execs of their own
+	// (engine.ExecCopier), so files of every size take the helper.
+	copyByExec bool
 
 	chMu      sync.Mutex
 	ch        *channel // the shared channel to the helper, opened on first use
@@ -154,6 +157,9 @@ func newSandbox(id string, o *options, eng engine.Engine) *Sandbox {
 	s := &Sandbox{id: id, opts: o, eng: eng, obs: o.obs}
 	if d, ok := eng.(*docker.Engine); ok {
 		s.dock, s.podman = d, d.Podman
+	}
+	if ec, ok := eng.(engine.ExecCopier); ok {
+		s.copyByExec = ec.CopiesByExec()
 	}
 	return s
 }

@@ -57,8 +57,9 @@ func ErrorCode(err error) string {
 	return ""
 }
 
-// UploadFiles writes files into the sandbox through Docker's archive API,
-// each independently: a failure is reported in its response, in input
+// UploadFiles writes files into the sandbox, each independently: files
+// up to 1 MiB through the helper, larger ones through the engine's archive
+// API (on Podman and on a pod, every file through the helper). A failure is reported in its response, in input
 // order. Parent directories are created; files belong to the sandbox's
 // user, get mode 0644 and the current time. A directory at a path is
 // ErrIsDir. The returned error is for failures of the whole call (a closed
@@ -136,10 +137,13 @@ func (s *Sandbox) UploadFiles(ctx context.Context, files []FileUpload) (_ []File
 // helperTransferMax is the largest file that UploadFiles and DownloadFiles
 // move through the helper (about a millisecond) rather than through
 // Docker's archive API (tens of milliseconds, but as fast for big files).
+// On Podman, and on an engine whose copies are execs of their own
+// (engine.ExecCopier: a pod), every file takes the helper.
 const helperTransferMax = 1 << 20
 
+// viaHelper reports whether a file of size bytes moves through the helper.
 func (s *Sandbox) viaHelper(size int64) bool {
-	return s.podman || size <= helperTransferMax
+	return s.podman || s.copyByExec || size <= helperTransferMax
 }
 
 // fatal reports an error that ends a whole transfer call, not one file.
@@ -224,8 +228,9 @@ func (s *Sandbox) putTar(ctx context.Context, p string, content []byte, uid, gid
 	return s.dockerErr("upload", err)
 }
 
-// DownloadFiles reads files out of the sandbox through Docker's archive
-// API, each independently, in input order. Symlinks are followed; a
+// DownloadFiles reads files out of the sandbox, each independently, in
+// input order, as UploadFiles writes them: through the helper or the
+// engine's archive API. Symlinks are followed; a
 // directory is ErrIsDir; files the sandbox's user cannot read are
 // fs.ErrPermission. Nothing is written to the host filesystem.
 func (s *Sandbox) DownloadFiles(ctx context.Context, paths []string) (resps []FileDownloadResponse, err error) {

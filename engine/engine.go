@@ -96,6 +96,15 @@ type Stopper interface {
 	Start(ctx context.Context, id string) error
 }
 
+// ExecCopier is an Engine whose CopyTo and CopyFrom each start an exec
+// in the sandbox (it has no archive API of its own) when CopiesByExec
+// says so: the library then moves files of every size over the helper's
+// shared channel, which is as fast and starts nothing, and calls CopyTo
+// and CopyFrom only for what the helper cannot do itself.
+type ExecCopier interface {
+	CopiesByExec() bool
+}
+
 // Meter is an Engine that measures what its sandboxes use. A missing
 // sandbox is ErrNotFound; one neither running nor paused, ErrNotRunning.
 // An engine that relays another may return an error wrapping

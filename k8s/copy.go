@@ -38,6 +38,12 @@ func helperArgv(mode, arg string) func(*corev1.Pod) []string {
 	}
 }
 
+// CopiesByExec reports that CopyTo and CopyFrom each start an exec (the
+// helper's untar and tar modes): the library moves files over its shared
+// channel instead (engine.ExecCopier), which saves the exec's start, about
+// 60 ms through the API server.
+func (e *Engine) CopiesByExec() bool { return true }
+
 // CopyTo extracts the tar archive into dir in the sandbox, through the
 // helper's untar mode over an exec (the image needs no tar). The helper
 // stays beneath dir (no entry is written outside it) and applies owners

@@ -39,7 +39,10 @@ type Engine struct {
 	noSPDY atomic.Bool
 }
 
-var _ engine.Engine = (*Engine)(nil)
+var (
+	_ engine.Engine     = (*Engine)(nil)
+	_ engine.ExecCopier = (*Engine)(nil)
+)
 
 // The client's rate limit when cfg sets none (QPS 0).
 const (
