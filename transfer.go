@@ -59,10 +59,10 @@ func ErrorCode(err error) string {
 
 // UploadFiles writes files into the sandbox, each independently: files
 // up to 1 MiB through the helper, larger ones through the engine's archive
-// API (on Podman and on a pod, every file through the helper). A failure is reported in its response, in input
-// order. Parent directories are created; files belong to the sandbox's
-// user, get mode 0644 and the current time. A directory at a path is
-// ErrIsDir. The returned error is for failures of the whole call (a closed
+// API (on Podman and on a pod, every file through the helper). A failure
+// is reported in its response, in input order. Parent directories are
+// created; files belong to the sandbox's user, get mode 0644 and the
+// current time. A directory at a path is ErrIsDir. The returned error is for failures of the whole call (a closed
 // sandbox, a cancelled context).
 func (s *Sandbox) UploadFiles(ctx context.Context, files []FileUpload) (_ []FileUploadResponse, err error) {
 	ctx, op := s.begin(ctx, "UploadFiles")

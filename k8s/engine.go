@@ -4,9 +4,10 @@
 // helperimage) copies the helper into an emptyDir mounted at the helper's
 // directory, so any image works, with or without a shell. The helper's
 // channel runs over one long-lived exec stream (client-go's SPDY
-// remotecommand, WebSocket as the fallback); files move through the helper's
-// own tar and untar modes over exec. The core module does not import
-// client-go: this package is a module of its own.
+// remotecommand, WebSocket as the fallback), and files of every size move
+// over it (engine.ExecCopier); the engine's CopyTo and CopyFrom run the
+// helper's own tar and untar modes over an exec. The core module does not
+// import client-go: this package is a module of its own.
 //
 //	eng, err := k8s.New(ctx, cfg, k8s.WithNamespace("agents"))
 //	sb, err := sandbox.New(ctx, sandbox.WithEngine(eng), sandbox.WithImage("python:3.13"))
