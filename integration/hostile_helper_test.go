@@ -578,8 +578,11 @@ func checkMemCase(t *testing.T, caller, id string, c memCase) {
 		args = append(args, "-max-download", fmt.Sprint(c.maxDownload))
 	}
 	bound, boundName := noDeadlineBound, "a call without a deadline"
-	if c.op == "execute" {
+	switch c.op {
+	case "execute":
 		bound, boundName = noDeadlineExec, "an Execute without a deadline" // it waits for its exec's handshake
+	case "proc-read":
+		bound, boundName = noDeadlineExec, "a start and a read (the first call opens the channel)"
 	}
 	ctx, cancel := context.WithTimeout(context.Background(), bound+overdue)
 	defer cancel()

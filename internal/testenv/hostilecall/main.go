@@ -140,6 +140,15 @@ func call(ctx context.Context, sb *sandbox.Sandbox, op string, rep *Report) (int
 			return len(res[0].Content), res[0].Err, err
 		}
 		return 0, nil, err
+	case "proc-read":
+		// A process started, then a read of its output (its first call
+		// opens the channel: a handshake's time).
+		p, err := sb.StartProcess(ctx, "true")
+		if err != nil {
+			return 0, nil, err
+		}
+		out, err := p.Read(ctx, 10)
+		return len(out.Data), nil, err
 	case "upload":
 		// Over 1 MiB: through the upload preflight and the archive API.
 		res, err := sb.UploadFiles(ctx, []sandbox.FileUpload{{Path: "/tmp/hostile.bin", Content: make([]byte, 2<<20)}})
