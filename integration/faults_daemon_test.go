@@ -37,7 +37,14 @@ func TestDaemonRestart(t *testing.T) {
 	sb := d.newSandbox(t, ctx)
 	require.NoError(t, sb.Write(ctx, "kept.txt", []byte("before")))
 	long := startLong(t, sb)
-	shared := async(func() error { _, err := sb.Execute(ctx, "sleep 1000", sandbox.ExecTimeout(0)); return err })
+	shared := async(func() error { _, err := sb.Execute(ctx, "sleep 1001", sandbox.ExecTimeout(0)); return err })
+	// The daemon stops once the shared channel's command runs: one still
+	// on its way (the channel's exec not yet made, on a busy machine)
+	// would meet the stopped daemon instead, which is another case.
+	require.Eventually(t, func() bool {
+		res, err := sb.Execute(ctx, "cat /proc/[0-9]*/cmdline | tr '\\0' ' '")
+		return err == nil && strings.Contains(res.Output, "sleep 1001")
+	}, noHang, 50*time.Millisecond, "the shared channel's command did not start")
 
 	stopped := make(chan struct{})
 	go func() { d.stop(); close(stopped) }()
