@@ -301,10 +301,12 @@ func (s *Sandbox) startExec(ctx context.Context, req proto.Request, co callOptio
 		hc.close()
 		return nil, ErrClosed
 	}
-	c.out.Watch(silenceLimit, func() { // a helper that stops reading input
-		if !s.pausedWithin(silenceLimit) {
-			c.close()
+	c.out.Watch(silenceLimit, func() bool { // a helper that stops reading input
+		if s.excused(silenceLimit) {
+			return false
 		}
+		c.close()
+		return true
 	})
 	c.stopCtx = context.AfterFunc(ctx, c.cancel)
 	body, err := json.Marshal(req)
@@ -336,7 +338,7 @@ func (c *helperCall) wait() (*proto.Result, error) {
 		c.readingSince.Store(0)
 		if err != nil {
 			if c.stalled.Load() {
-				err = errHelperSilent
+				err = c.s.silenceErr(errHelperSilent)
 			}
 			if errors.Is(err, proto.ErrBadFrame) {
 				err = fmt.Errorf("%w: %w", errHelperLied, err)
@@ -649,12 +651,17 @@ func (ch *channel) watch() {
 			ch.mu.Lock()
 			busy := len(ch.pending) > 0
 			ch.mu.Unlock()
+			if !busy {
+				continue
+			}
 			heard := ch.heard.Load()
-			quiet := ch.s.silence(ch.hc.heardSince(heard)) // not while paused
+			quiet := ch.s.silence(ch.hc.heardSince(heard)) // not while paused, nor the engine's stalls
 			switch {
-			case busy && quiet > stallTimeout:
+			case quiet > stallTimeout && ch.s.engWatch.lost.Load():
+				ch.breakWith(errDaemonSilent) // a check would wait on the engine too
+			case quiet > stallTimeout:
 				ch.check()
-			case busy && quiet > endedSilence && looked != heard:
+			case quiet > endedSilence && looked != heard:
 				looked = heard
 				go ch.breakIfEnded()
 			}
@@ -715,14 +722,16 @@ func (ch *channel) probe() {
 	defer cancel()
 	c, err := ch.start(ctx, proto.Request{Op: proto.OpStat, Paths: []string{"/"}}, callOptions{})
 	if err != nil {
-		if ctx.Err() != nil { // a writer held the connection all along
-			ch.breakWith(errChannelStalled)
+		// A writer held the connection all along: the helper stopped
+		// reading, unless the engine stalled (the watch checks again).
+		if ctx.Err() != nil && !ch.s.excused(stallTimeout) {
+			ch.breakWith(ch.s.silenceErr(errChannelStalled))
 		}
 		return // else broken already
 	}
 	// The answer may wait behind a large frame in transit: silence breaks
 	// the channel, and so does no answer within twice the stall bound (a
-	// helper that talks but never answers).
+	// helper that talks but never answers), unless the engine stalled.
 	t := time.NewTicker(proto.AliveInterval)
 	defer t.Stop()
 	bound := time.NewTimer(2 * stallTimeout)
@@ -734,11 +743,15 @@ func (ch *channel) probe() {
 		case <-ch.done:
 			return
 		case <-bound.C:
-			ch.breakWith(errChannelStalled)
+			if ch.s.excused(2 * stallTimeout) {
+				bound.Reset(2 * stallTimeout)
+				continue
+			}
+			ch.breakWith(ch.s.silenceErr(errChannelStalled))
 			return
 		case <-t.C:
 			if ch.s.silence(ch.hc.heardSince(asked)) > stallTimeout {
-				ch.breakWith(errChannelStalled)
+				ch.breakWith(ch.s.silenceErr(errChannelStalled))
 				return
 			}
 		}

@@ -96,11 +96,14 @@ func (s *Sandbox) open(op *opening) {
 		return
 	}
 	ch := &channel{s: s, hc: hc, pending: map[uint32]*chanCall{}, done: make(chan struct{}), killed: make(chan struct{})}
-	// A helper that stops reading would block every writer.
-	hc.out.Watch(stallTimeout, func() {
-		if !s.pausedWithin(stallTimeout) { // a frozen helper reads nothing
-			ch.breakWith(errChannelStalled)
+	// A helper that stops reading would block every writer; a frozen
+	// helper or a stalled engine reads nothing for a while.
+	hc.out.Watch(stallTimeout, func() bool {
+		if s.excused(stallTimeout) {
+			return false
 		}
+		ch.breakWith(s.silenceErr(errChannelStalled))
+		return true
 	})
 	s.ch, op.ch = ch, ch
 	go ch.readLoop()
@@ -131,7 +134,12 @@ func ended(st engine.State) bool {
 // errContainerEnded: the engine says the channel's container ended.
 var errContainerEnded = fmt.Errorf("%w: the container ended under the shared channel", ErrHelper)
 
-func (ch *channel) brokenErr() error { return fmt.Errorf("%w (%v)", errChannelBroken, ch.err) }
+func (ch *channel) brokenErr() error {
+	if errors.Is(ch.err, ErrDaemonUnreachable) { // the engine's silence, not the helper's
+		return fmt.Errorf("%w (%w)", errChannelBroken, ch.err)
+	}
+	return fmt.Errorf("%w (%v)", errChannelBroken, ch.err)
+}
 
 func (ch *channel) broken() bool {
 	select {

@@ -13,7 +13,6 @@ import (
 	"time"
 
 	"github.com/dockersandbox/sandbox/engine"
-	"github.com/dockersandbox/sandbox/internal/proto"
 	"github.com/dockersandbox/sandbox/internal/tarx"
 )
 
@@ -445,40 +444,6 @@ func (s *Sandbox) stopAutoPause() {
 	if s.life.timer != nil {
 		s.life.timer.Stop()
 	}
-}
-
-// silence is how long the helper has been silent since last (unix
-// nanoseconds), not counting time the sandbox was paused by this handle:
-// a frozen helper says nothing.
-func (s *Sandbox) silence(last int64) time.Duration {
-	if s.life.frozen.Load() {
-		return 0
-	}
-	return time.Since(time.Unix(0, max(last, s.life.resumed.Load())))
-}
-
-// watchSilence is the package's watchSilence, with silence measured as
-// s.silence does.
-func (s *Sandbox) watchSilence(stop <-chan struct{}, last func() int64, limit time.Duration, silent func()) {
-	t := time.NewTicker(proto.AliveInterval)
-	defer t.Stop()
-	for {
-		select {
-		case <-stop:
-			return
-		case <-t.C:
-			if since := last(); since != 0 && s.silence(since) > limit {
-				silent()
-				return
-			}
-		}
-	}
-}
-
-// pausedWithin reports whether this handle had the sandbox paused at some
-// time in the last d.
-func (s *Sandbox) pausedWithin(d time.Duration) bool {
-	return s.life.frozen.Load() || time.Since(time.Unix(0, s.life.resumed.Load())) < d
 }
 
 // Lifetimes are a sandbox's lifetime and idle timeout, as its helper

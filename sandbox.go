@@ -47,7 +47,8 @@ type Sandbox struct {
 	execMu sync.Mutex
 	execs  map[*helperCall]struct{} // calls on execs of their own, open: Close ends them
 
-	life lifeState // paused, stopped, calls in flight (lifecycle.go)
+	life     lifeState   // paused, stopped, calls in flight (lifecycle.go)
+	engWatch engineWatch // the engine's stalls, for the silence watchdogs (silence.go)
 
 	meter meterState // the last Usage sample, for CPUPercent (observe.go)
 

@@ -151,3 +151,63 @@ func async2[T any](fn func() (T, error)) <-chan outcome[T] {
 	}()
 	return ch
 }
+
+// engineStallSlow is how long an engine round trip may take before the
+// engine counts as stalled (as the library counts it: 1 s).
+const engineStallSlow = time.Second
+
+// engineStalls measures the engine's own stalls while the test runs: it
+// asks the engine something trivial every quarter second, and the returned
+// func is the sum, over the answers slower than engineStallSlow, of the
+// time each took (an answer still awaited counts once that slow). The
+// library waits out the engine's stalls (a helper's frames wait in the
+// daemon), so a bound on a call holds for the time the engine answers: a
+// test adds the stalls during the call to its bound. On two loaded cores
+// dockerd once took 12 s to answer a ping.
+func engineStalls(t *testing.T) func() time.Duration {
+	ask := func(ctx context.Context) {
+		_, _ = testenv.Engine().Inspect(ctx, "dsb-stall-probe-none")
+	}
+	if testenv.Engine() == nil {
+		cli := testenv.Client(t)
+		ask = func(ctx context.Context) { _, _ = cli.Ping(ctx, client.PingOptions{}) }
+	}
+	var mu sync.Mutex
+	var total time.Duration
+	var asked time.Time // the question in flight, if any
+	stop := make(chan struct{})
+	done := make(chan struct{})
+	go func() {
+		defer close(done)
+		for {
+			mu.Lock()
+			asked = time.Now()
+			mu.Unlock()
+			ctx, cancel := context.WithTimeout(context.Background(), time.Minute)
+			ask(ctx)
+			cancel()
+			mu.Lock()
+			if took := time.Since(asked); took > engineStallSlow {
+				total += took
+			}
+			asked = time.Time{}
+			mu.Unlock()
+			select {
+			case <-stop:
+				return
+			case <-time.After(250 * time.Millisecond):
+			}
+		}
+	}()
+	t.Cleanup(func() { close(stop); <-done })
+	return func() time.Duration {
+		mu.Lock()
+		defer mu.Unlock()
+		if !asked.IsZero() {
+			if took := time.Since(asked); took > engineStallSlow {
+				return total + took
+			}
+		}
+		return total
+	}
+}

@@ -29,6 +29,7 @@ func TestHostileHelperProcesses(t *testing.T) {
 	helper := toolBinary(t, "internal/testenv/hostilehelper")
 	caller := testenv.BuildTool(t, "..", "internal/testenv/hostilecall")
 	modes := []string{"proc-flood-read", "proc-bad-cursor", "proc-big-list", "proc-never-done", "proc-unknown", "proc-other-id"}
+	stalls := engineStalls(t)
 	concurrently(t, modes, func(m string) string { return m }, func(t *testing.T, mode string) {
 		sb := hostileSandbox(t, cli, testenv.BusyboxImage)
 		installHostile(t, cli, sb.ID(), helper, mode)
@@ -70,7 +71,7 @@ func TestHostileHelperProcesses(t *testing.T) {
 			// Its host memory, in a process of its own (this one's peak
 			// counts the parallel tests' allocations): a start and the
 			// lying read, under the same bound.
-			checkMemCase(t, caller, sb.ID(), memCase{mode: mode, op: "proc-read", shared: true})
+			checkMemCase(t, caller, sb.ID(), memCase{mode: mode, op: "proc-read", shared: true}, stalls)
 			// The lie broke the shared channel: Follow opens a new one,
 			// an exec's handshake again.
 			err = callWithin(noDeadlineExec, "Follow", func(ctx context.Context) error { _, err := p.Follow(ctx, 10, &bytes.Buffer{}); return err })

@@ -11,6 +11,7 @@ import (
 	"errors"
 	"fmt"
 	"io"
+	"sync"
 	"time"
 )
 
@@ -62,7 +63,7 @@ type Writer struct {
 	// A write that takes longer than stall calls onStall (which should
 	// make it fail, e.g. by closing the connection); see Watch.
 	stall   time.Duration
-	onStall func()
+	onStall func() bool
 }
 
 // NewWriter returns a Writer on w.
@@ -70,9 +71,11 @@ func NewWriter(w io.Writer) *Writer { return &Writer{w: w, turn: make(chan struc
 
 // Watch makes every later write that takes longer than d (once it is the
 // writer's turn: waiting for other writers does not count) call onStall,
-// which should end the write, e.g. by closing the connection: a peer that
-// stops reading must not block writers for ever.
-func (w *Writer) Watch(d time.Duration, onStall func()) { w.stall, w.onStall = d, onStall }
+// which should end the write, e.g. by closing the connection, and report
+// true: a peer that stops reading must not block writers for ever. When
+// onStall reports false (the wait is not the peer's doing), it is called
+// again after another d while the write still waits.
+func (w *Writer) Watch(d time.Duration, onStall func() bool) { w.stall, w.onStall = d, onStall }
 
 // WriteFrame writes one frame atomically with respect to other callers.
 func (w *Writer) WriteFrame(kind Kind, id uint32, payload []byte) error {
@@ -106,8 +109,7 @@ func (w *Writer) writeFrames(ctx context.Context, frames ...Frame) error {
 	}
 	defer func() { <-w.turn }()
 	if w.onStall != nil {
-		t := time.AfterFunc(w.stall, w.onStall)
-		defer t.Stop()
+		defer w.watchWrite()()
 	}
 	buf := w.buf[:0]
 	for _, f := range frames {
@@ -127,6 +129,32 @@ func (w *Writer) writeFrames(ctx context.Context, frames ...Frame) error {
 		return f.Flush()
 	}
 	return nil
+}
+
+// watchWrite calls onStall after every w.stall the write in progress
+// takes, until onStall reports true or the returned stop is called.
+func (w *Writer) watchWrite() (stop func()) {
+	var mu sync.Mutex
+	var t *time.Timer
+	done := false
+	mu.Lock()
+	defer mu.Unlock()
+	t = time.AfterFunc(w.stall, func() {
+		if w.onStall() {
+			return
+		}
+		mu.Lock()
+		defer mu.Unlock()
+		if !done {
+			t.Reset(w.stall)
+		}
+	})
+	return func() {
+		mu.Lock()
+		defer mu.Unlock()
+		done = true
+		t.Stop()
+	}
 }
 
 // Reader reads frames.

@@ -7,6 +7,7 @@ import (
 	"encoding/json"
 	"io"
 	"strings"
+	"sync/atomic"
 	"testing"
 	"time"
 
@@ -103,7 +104,7 @@ func TestWriteFrameContext(t *testing.T) {
 	pr, pw := io.Pipe()
 	w := NewWriter(pw)
 	stalled := make(chan struct{})
-	w.Watch(2*time.Second, func() { close(stalled); pw.CloseWithError(io.ErrClosedPipe) })
+	w.Watch(2*time.Second, func() bool { close(stalled); pw.CloseWithError(io.ErrClosedPipe); return true })
 	blocked := make(chan error, 1)
 	go func() { blocked <- w.WriteFrame(KindInput, 1, []byte("nobody reads")) }()
 	time.Sleep(20 * time.Millisecond)
@@ -119,5 +120,26 @@ func TestWriteFrameContext(t *testing.T) {
 		t.Fatal("the stalled write was not reported")
 	}
 	assert.Error(t, <-blocked)
+	pr.Close()
+}
+
+// A watch that reports a stall not the peer's is called again while the
+// write still waits, and not after it ended.
+func TestWriteStallExcused(t *testing.T) {
+	pr, pw := io.Pipe()
+	w := NewWriter(pw)
+	var calls atomic.Int32
+	w.Watch(50*time.Millisecond, func() bool { calls.Add(1); return false })
+	done := make(chan error, 1)
+	go func() { done <- w.WriteFrame(KindInput, 1, []byte("read late")) }()
+	for calls.Load() < 3 {
+		time.Sleep(10 * time.Millisecond)
+	}
+	_, err := io.ReadFull(pr, make([]byte, 9+len("read late")))
+	require.NoError(t, err)
+	require.NoError(t, <-done)
+	after := calls.Load()
+	time.Sleep(200 * time.Millisecond)
+	assert.LessOrEqual(t, calls.Load(), after+1, "called again after the write ended")
 	pr.Close()
 }
