@@ -1,12 +1,10 @@
 package sandbox
 
 import (
-	"archive/tar"
 	"context"
 	"crypto/tls"
 	"errors"
 	"fmt"
-	"io"
 	"net"
 	"path"
 	"slices"
@@ -196,7 +194,7 @@ func (s *Sandbox) systemBundle(ctx context.Context) ([]byte, string) {
 			if err != nil {
 				break
 			}
-			content, link, err := readFileOrLink(rc, maxBundle)
+			content, link, err := tarx.ReadFileOrLink(rc, maxBundle)
 			rc.Close()
 			switch {
 			case err != nil:
@@ -213,29 +211,6 @@ func (s *Sandbox) systemBundle(ctx context.Context) ([]byte, string) {
 		}
 	}
 	return nil, ""
-}
-
-// readFileOrLink returns the content of the first entry of the archive r,
-// a regular file of at most max bytes, or, when it is a symbolic link, its
-// target (never "") and no content.
-func readFileOrLink(r io.Reader, max int64) (content []byte, link string, err error) {
-	tr := tar.NewReader(r)
-	hdr, err := tr.Next()
-	switch {
-	case err != nil:
-		return nil, "", err
-	case hdr.Typeflag == tar.TypeSymlink && hdr.Linkname != "":
-		return nil, hdr.Linkname, nil
-	case hdr.Typeflag != tar.TypeReg:
-		return nil, "", tarx.ErrNotRegular
-	case hdr.Size < 0 || hdr.Size > max:
-		return nil, "", tarx.ErrTooLarge
-	}
-	content = make([]byte, hdr.Size)
-	if _, err := io.ReadFull(tr, content); err != nil {
-		return nil, "", err
-	}
-	return content, "", nil
 }
 
 // Bounds of a sandbox's egress.

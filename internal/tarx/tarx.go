@@ -64,26 +64,42 @@ const blockSize = 512
 // must be a regular file of at most max bytes. Other entries are ignored,
 // whatever their names.
 func ReadFile(r io.Reader, max int64) ([]byte, error) {
+	content, _, err := readFirst(r, max, false)
+	return content, err
+}
+
+// ReadFileOrLink is ReadFile, except that a first entry that is a symbolic
+// link gives its target (never "") and no content.
+func ReadFileOrLink(r io.Reader, max int64) (content []byte, link string, err error) {
+	return readFirst(r, max, true)
+}
+
+func readFirst(r io.Reader, max int64, links bool) ([]byte, string, error) {
 	tr := tar.NewReader(r)
 	hdr, err := tr.Next()
 	if err != nil {
-		return nil, fmt.Errorf("tarx: read archive: %w", err)
+		return nil, "", fmt.Errorf("tarx: read archive: %w", err)
 	}
 	switch hdr.Typeflag {
 	case tar.TypeReg:
+	case tar.TypeSymlink:
+		if links && hdr.Linkname != "" {
+			return nil, hdr.Linkname, nil
+		}
+		return nil, "", ErrNotRegular
 	case tar.TypeDir:
-		return nil, ErrIsDir
+		return nil, "", ErrIsDir
 	default:
-		return nil, ErrNotRegular
+		return nil, "", ErrNotRegular
 	}
 	if hdr.Size < 0 || hdr.Size > max {
-		return nil, fmt.Errorf("%w: %d bytes, the limit is %d", ErrTooLarge, hdr.Size, max)
+		return nil, "", fmt.Errorf("%w: %d bytes, the limit is %d", ErrTooLarge, hdr.Size, max)
 	}
 	buf := make([]byte, hdr.Size)
 	if _, err := io.ReadFull(tr, buf); err != nil {
-		return nil, fmt.Errorf("tarx: read archive: %w", err)
+		return nil, "", fmt.Errorf("tarx: read archive: %w", err)
 	}
-	return buf, nil
+	return buf, "", nil
 }
 
 func containsSlash(s string) bool {

@@ -89,3 +89,21 @@ func FuzzWriteRead(f *testing.F) {
 		}
 	})
 }
+
+// ReadFileOrLink gives a symbolic link's target, ReadFile's answer otherwise.
+func TestReadFileOrLink(t *testing.T) {
+	content, link, err := ReadFileOrLink(bytes.NewReader(tarOf(t, &tar.Header{Typeflag: tar.TypeSymlink, Name: "l", Linkname: "../certs/ca.pem"})), 10)
+	require.NoError(t, err)
+	assert.Equal(t, "../certs/ca.pem", link)
+	assert.Nil(t, content)
+	content, link, err = ReadFileOrLink(bytes.NewReader(tarOf(t, &tar.Header{Typeflag: tar.TypeReg, Name: "f", Size: 4})), 10)
+	require.NoError(t, err)
+	assert.Equal(t, "", link)
+	assert.Len(t, content, 4)
+	_, _, err = ReadFileOrLink(bytes.NewReader(tarOf(t, &tar.Header{Typeflag: tar.TypeSymlink, Name: "l"})), 10)
+	assert.ErrorIs(t, err, ErrNotRegular, "a link without a target")
+	_, _, err = ReadFileOrLink(bytes.NewReader(tarOf(t, &tar.Header{Typeflag: tar.TypeReg, Name: "f", Size: 11})), 10)
+	assert.ErrorIs(t, err, ErrTooLarge)
+	_, _, err = ReadFileOrLink(bytes.NewReader(tarOf(t, &tar.Header{Typeflag: tar.TypeDir, Name: "d/"})), 10)
+	assert.ErrorIs(t, err, ErrIsDir)
+}
