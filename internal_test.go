@@ -303,3 +303,27 @@ func TestListRaced(t *testing.T) {
 		}
 	}
 }
+
+// A silence counts from the end of the engine's last stall, and is none
+// while a question has waited past engineSlow, unless the engine's last
+// answer was missing or an error.
+func TestEngineWatchFrom(t *testing.T) {
+	var w engineWatch
+	last := time.Now().Add(-10 * time.Second).UnixNano()
+	assert.Equal(t, last, w.from(last), "no stall seen")
+
+	end := time.Now().Add(-3 * time.Second).UnixNano()
+	w.stallEnd.Store(end)
+	assert.Equal(t, end, w.from(last), "from the stall's end")
+	later := time.Now().Add(-time.Second).UnixNano()
+	assert.Equal(t, later, w.from(later), "a frame after the stall")
+
+	w.asked.Store(time.Now().Add(-2 * engineSlow).UnixNano())
+	assert.WithinDuration(t, time.Now(), time.Unix(0, w.from(last)), time.Second, "a slow question in flight")
+	w.asked.Store(time.Now().UnixNano())
+	assert.Equal(t, end, w.from(last), "a question just asked excuses nothing yet")
+
+	w.asked.Store(time.Now().Add(-2 * engineSlow).UnixNano())
+	w.lost.Store(true)
+	assert.Equal(t, end, w.from(last), "an engine that did not answer excuses nothing")
+}

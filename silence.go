@@ -55,6 +55,7 @@ func (w *engineWatch) want(s *Sandbox) {
 	w.until = time.Now().Add(2 * engineWatchAfter)
 	if !w.running {
 		w.running = true
+		w.lost.Store(false) // a silence of its own: an old verdict says nothing of it
 		go w.run(s)
 	}
 }
