@@ -202,3 +202,45 @@ func TestCommandsPastPidsLimit(t *testing.T) {
 		require.NoError(t, err)
 	}
 }
+
+// A sandbox a fork bomb keeps full: a command's start fails, about 3 s
+// (the helper's retry, forkRetry) after no start succeeded, rather than
+// wait for room that never comes; requests that start no process (Write,
+// Read) go on; the sandbox's Close ends the bomb.
+func TestCommandStartInFullSandbox(t *testing.T) {
+	testenv.RequireDocker(t, "a pod has no pids limit of its own (WithPidsLimit is the kubelet's podPidsLimit)")
+	if sandboxtest.GVisor() {
+		t.Skip("gVisor's runtime dies when the pids limit refuses it a thread (google/gvisor#2490): the sandbox ends, as TestForkBomb asserts (docs/engines.md)")
+	}
+	t.Parallel()
+	sb := newSandbox(t, testenv.BusyboxImage, sandbox.WithPidsLimit(64))
+	ctx := testCtx(t)
+	require.NoError(t, sb.Write(ctx, "before.txt", []byte("written before")))
+	// Every process the loop starts stays; once the table is full its
+	// forks fail and it tries again, for ever.
+	_, err := sb.Execute(ctx, "(while :; do sleep 1000 & done) >/dev/null 2>&1 &")
+	require.NoError(t, err)
+	full := func() bool { // the engine's count, as the pids limit counts
+		u, err := sb.Usage(ctx)
+		require.NoError(t, err)
+		return u.Processes >= 63
+	}
+	require.Eventually(t, full, noHang, 100*time.Millisecond, "the bomb fills the pids table")
+
+	const bound = 3*time.Second + hostileSlack // forkRetry, with slack for two busy cores
+	start := time.Now()
+	res, err := sb.Execute(ctx, "echo hi", sandbox.ExecTimeout(time.Minute))
+	took := time.Since(start)
+	t.Logf("a command in the full sandbox: %v: %v %+v", took.Round(time.Millisecond), err, res)
+	if assert.Error(t, err, "the command cannot have run") {
+		assert.Contains(t, err.Error(), "process limit (pids)", "the error says why")
+	}
+	assert.Less(t, took, bound, "a start in a full sandbox fails within the helper's retry")
+
+	// The helper still answers what starts no process.
+	require.NoError(t, sb.Write(ctx, "after.txt", []byte("written when full")))
+	got, err := sb.Read(ctx, "before.txt")
+	require.NoError(t, err)
+	assert.Equal(t, "written before", got.Content)
+	assert.True(t, full(), "the bomb still holds the table")
+}

@@ -266,7 +266,7 @@ func retryFork[T any](ctx context.Context, start func() (T, error)) (T, error) {
 	for queued := false; !queued; {
 		left := giveUp()
 		if left <= 0 {
-			return v, err
+			return v, noRoom(err)
 		}
 		t := time.NewTimer(min(left, 50*time.Millisecond))
 		select {
@@ -274,7 +274,7 @@ func retryFork[T any](ctx context.Context, start func() (T, error)) (T, error) {
 			queued = true
 		case <-ctx.Done():
 			t.Stop()
-			return v, err
+			return v, noRoom(err)
 		case <-t.C:
 		}
 		t.Stop()
@@ -289,9 +289,14 @@ func retryFork[T any](ctx context.Context, start func() (T, error)) (T, error) {
 			return v, err
 		}
 		if giveUp() < delay || !sleep(delay) {
-			return v, err
+			return v, noRoom(err)
 		}
 	}
+}
+
+// noRoom explains a start the pids limit kept refusing.
+func noRoom(err error) error {
+	return fmt.Errorf("no room for a new process under the sandbox's process limit (pids): %w", err)
 }
 
 // runReaped has a reaper run l: an idle one if it is neither stopped nor
