@@ -17,6 +17,7 @@ import (
 	"runtime"
 	"strings"
 	"sync"
+	"sync/atomic"
 	"syscall"
 	"testing"
 	"time"
@@ -650,38 +651,62 @@ func TestHostileFrozenDaemon(t *testing.T) {
 	t.Cleanup(func() { freeze(false) }) // before the daemon is destroyed
 	bound := hostileDeadline + time.Second + hostileSlack
 
+	// running starts script, without a deadline or a timeout, in a sandbox
+	// on the shared channel and in one with an exec per call (in that
+	// order), and returns once both run: a freeze before a command's exec
+	// said hello is the handshake's case, not the silence watchdogs'.
+	type frozenCall struct {
+		r   timed
+		out string
+	}
+	running := func(t *testing.T, script string, bound time.Duration) []<-chan frozenCall {
+		var sbs []*sandbox.Sandbox
+		for _, shared := range []bool{true, false} {
+			sbs = append(sbs, hostileSandbox(t, d.cli, testenv.BusyboxImage, sandbox.WithClient(d.cli), sandbox.WithNetworkMode("none"),
+				sandbox.WithSharedChannel(shared)))
+		}
+		var calls []<-chan frozenCall
+		for _, sb := range sbs {
+			c := make(chan frozenCall, 1)
+			go func() {
+				var out atomic.Pointer[string]
+				r := runTimed(bound, func() error {
+					resp, err := sb.Execute(context.Background(), ": > started; "+script, sandbox.ExecTimeout(0))
+					if err == nil {
+						out.Store(&resp.Output)
+					}
+					return err
+				})
+				fc := frozenCall{r: r}
+				if o := out.Load(); o != nil {
+					fc.out = *o
+				}
+				c <- fc
+			}()
+			calls = append(calls, c)
+		}
+		ctx := testCtx(t)
+		for i, sb := range sbs {
+			require.Eventually(t, func() bool { _, err := sb.Read(ctx, "started"); return err == nil }, noHang, 50*time.Millisecond,
+				"shared=%v: the command runs", i == 0)
+		}
+		return calls
+	}
+
 	// A stall longer than every silence watchdog (the channel's 5 s and
 	// 5 s check, an exec's 10 s): the helpers' frames wait in the daemon,
 	// which the library tells from a silent helper by asking the engine,
 	// so calls without a deadline go on and succeed.
 	t.Run("stall", func(t *testing.T) {
 		const stall = 13 * time.Second
-		var calls []<-chan outcome[string]
-		for _, shared := range []bool{true, false} {
-			sb := hostileSandbox(t, d.cli, testenv.BusyboxImage, sandbox.WithClient(d.cli), sandbox.WithNetworkMode("none"),
-				sandbox.WithSharedChannel(shared))
-			_, err := sb.Execute(testCtx(t), "true") // the channel is open
-			require.NoError(t, err)
-			calls = append(calls, async2(func() (string, error) {
-				resp, err := sb.Execute(context.Background(), "sleep 2; echo done", sandbox.ExecTimeout(0))
-				if err != nil {
-					return "", err
-				}
-				return resp.Output, nil
-			}))
-		}
-		time.Sleep(500 * time.Millisecond)
+		calls := running(t, "sleep 5; echo done", stall+noDeadlineExec)
 		freeze(true)
 		time.Sleep(stall)
 		freeze(false)
 		for i, c := range calls {
-			select {
-			case r := <-c:
-				if assert.NoError(t, r.err, "shared=%v", i == 0) {
-					assert.Equal(t, "done\n", r.v, "shared=%v", i == 0)
-				}
-			case <-time.After(noDeadlineExec):
-				t.Fatalf("shared=%v: no return %v after the thaw", i == 0, noDeadlineExec)
+			fc := <-c
+			if fc.r.within(t, fmt.Sprintf("shared=%v: a command across a stall", i == 0), stall+noDeadlineExec) && assert.NoError(t, fc.r.err, "shared=%v", i == 0) {
+				assert.Equal(t, "done\n", fc.out, "shared=%v", i == 0)
 			}
 		}
 	})
@@ -693,24 +718,11 @@ func TestHostileFrozenDaemon(t *testing.T) {
 	// the look at the container (2 s) follow.
 	t.Run("frozen without a deadline", func(t *testing.T) {
 		const bound = 2*time.Second + 30*time.Second + 1*time.Second + 5*time.Second + 2*time.Second + hostileSlack
-		var calls []<-chan outcome[timed]
-		for _, shared := range []bool{true, false} {
-			sb := hostileSandbox(t, d.cli, testenv.BusyboxImage, sandbox.WithClient(d.cli), sandbox.WithNetworkMode("none"),
-				sandbox.WithSharedChannel(shared))
-			_, err := sb.Execute(testCtx(t), "true") // the channel is open
-			require.NoError(t, err)
-			calls = append(calls, async2(func() (timed, error) {
-				return runTimed(bound, func() error {
-					_, err := sb.Execute(context.Background(), "sleep 1000", sandbox.ExecTimeout(0))
-					return err
-				}), nil
-			}))
-		}
-		time.Sleep(500 * time.Millisecond)
+		calls := running(t, "sleep 1000", bound)
 		freeze(true)
 		defer freeze(false)
 		for i, c := range calls {
-			if r := (<-c).v; r.within(t, fmt.Sprintf("shared=%v: a command without a deadline on a frozen daemon", i == 0), bound) {
+			if r := (<-c).r; r.within(t, fmt.Sprintf("shared=%v: a command without a deadline on a frozen daemon", i == 0), bound) {
 				assert.ErrorIs(t, r.err, sandbox.ErrDaemonUnreachable)
 			}
 		}
