@@ -301,8 +301,8 @@ func (s *Sandbox) startExec(ctx context.Context, req proto.Request, co callOptio
 		hc.close()
 		return nil, ErrClosed
 	}
-	c.out.Watch(silenceLimit, func() bool { // a helper that stops reading input
-		if s.excused(silenceLimit) {
+	c.out.Watch(silenceLimit, func(waited time.Duration) bool { // a helper that stops reading input
+		if waited < silenceLimit+maxExcuse && s.excused(silenceLimit) {
 			return false
 		}
 		c.close()
@@ -743,7 +743,7 @@ func (ch *channel) probe() {
 		case <-ch.done:
 			return
 		case <-bound.C:
-			if ch.s.excused(2 * stallTimeout) {
+			if time.Since(time.Unix(0, asked)) < 2*stallTimeout+maxExcuse && ch.s.excused(2*stallTimeout) {
 				bound.Reset(2 * stallTimeout)
 				continue
 			}

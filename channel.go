@@ -98,8 +98,8 @@ func (s *Sandbox) open(op *opening) {
 	ch := &channel{s: s, hc: hc, pending: map[uint32]*chanCall{}, done: make(chan struct{}), killed: make(chan struct{})}
 	// A helper that stops reading would block every writer; a frozen
 	// helper or a stalled engine reads nothing for a while.
-	hc.out.Watch(stallTimeout, func() bool {
-		if s.excused(stallTimeout) {
+	hc.out.Watch(stallTimeout, func(waited time.Duration) bool {
+		if waited < stallTimeout+maxExcuse && s.excused(stallTimeout) {
 			return false
 		}
 		ch.breakWith(s.silenceErr(errChannelStalled))

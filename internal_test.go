@@ -326,4 +326,8 @@ func TestEngineWatchFrom(t *testing.T) {
 	w.asked.Store(time.Now().Add(-2 * engineSlow).UnixNano())
 	w.lost.Store(true)
 	assert.Equal(t, end, w.from(last), "an engine that did not answer excuses nothing")
+
+	w.lost.Store(false)
+	long := time.Now().Add(-maxExcuse - 5*time.Second).UnixNano()
+	assert.Equal(t, long+int64(maxExcuse), w.from(long), "no more than maxExcuse of one silence")
 }

@@ -25,6 +25,11 @@ import (
 // handshakeTimeout, or an error, excuses nothing until it answers again: a
 // frozen or dead daemon delays the verdict by that bound at most.
 
+// maxExcuse is the most of one silence (or one blocked write) the engine's
+// stalls excuse: an engine that answers every question slowly, for ever,
+// must not keep a stopped helper's call waiting for ever.
+const maxExcuse = handshakeTimeout
+
 // engineSlow is how long an engine call may take before the engine counts
 // as stalled: on two loaded cores a healthy dockerd answered in 0.06–0.2 s.
 const engineSlow = time.Second
@@ -103,13 +108,14 @@ func (w *engineWatch) ask(s *Sandbox, tracked bool) bool {
 
 // from is when a silence that began at last (unix nanoseconds) counts
 // from: the end of the engine's last stall if later, or now while a
-// question has waited longer than engineSlow.
+// question has waited longer than engineSlow; maxExcuse after last at most.
 func (w *engineWatch) from(last int64) int64 {
 	now := time.Now()
+	from := max(last, w.stallEnd.Load())
 	if asked := w.asked.Load(); asked != 0 && !w.lost.Load() && now.Sub(time.Unix(0, asked)) > engineSlow {
-		return now.UnixNano()
+		from = now.UnixNano()
 	}
-	return max(last, w.stallEnd.Load())
+	return min(from, last+int64(maxExcuse))
 }
 
 // silence is how long the helper has been silent since last (unix

@@ -63,7 +63,7 @@ type Writer struct {
 	// A write that takes longer than stall calls onStall (which should
 	// make it fail, e.g. by closing the connection); see Watch.
 	stall   time.Duration
-	onStall func() bool
+	onStall func(waited time.Duration) bool
 }
 
 // NewWriter returns a Writer on w.
@@ -74,8 +74,11 @@ func NewWriter(w io.Writer) *Writer { return &Writer{w: w, turn: make(chan struc
 // which should end the write, e.g. by closing the connection, and report
 // true: a peer that stops reading must not block writers for ever. When
 // onStall reports false (the wait is not the peer's doing), it is called
-// again after another d while the write still waits.
-func (w *Writer) Watch(d time.Duration, onStall func() bool) { w.stall, w.onStall = d, onStall }
+// again after another d while the write still waits; waited is how long
+// the write has waited so far.
+func (w *Writer) Watch(d time.Duration, onStall func(waited time.Duration) bool) {
+	w.stall, w.onStall = d, onStall
+}
 
 // WriteFrame writes one frame atomically with respect to other callers.
 func (w *Writer) WriteFrame(kind Kind, id uint32, payload []byte) error {
@@ -137,10 +140,11 @@ func (w *Writer) watchWrite() (stop func()) {
 	var mu sync.Mutex
 	var t *time.Timer
 	done := false
+	began := time.Now()
 	mu.Lock()
 	defer mu.Unlock()
 	t = time.AfterFunc(w.stall, func() {
-		if w.onStall() {
+		if w.onStall(time.Since(began)) {
 			return
 		}
 		mu.Lock()

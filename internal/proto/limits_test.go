@@ -104,7 +104,7 @@ func TestWriteFrameContext(t *testing.T) {
 	pr, pw := io.Pipe()
 	w := NewWriter(pw)
 	stalled := make(chan struct{})
-	w.Watch(2*time.Second, func() bool { close(stalled); pw.CloseWithError(io.ErrClosedPipe); return true })
+	w.Watch(2*time.Second, func(time.Duration) bool { close(stalled); pw.CloseWithError(io.ErrClosedPipe); return true })
 	blocked := make(chan error, 1)
 	go func() { blocked <- w.WriteFrame(KindInput, 1, []byte("nobody reads")) }()
 	time.Sleep(20 * time.Millisecond)
@@ -129,12 +129,14 @@ func TestWriteStallExcused(t *testing.T) {
 	pr, pw := io.Pipe()
 	w := NewWriter(pw)
 	var calls atomic.Int32
-	w.Watch(50*time.Millisecond, func() bool { calls.Add(1); return false })
+	var waited atomic.Int64
+	w.Watch(50*time.Millisecond, func(d time.Duration) bool { calls.Add(1); waited.Store(int64(d)); return false })
 	done := make(chan error, 1)
 	go func() { done <- w.WriteFrame(KindInput, 1, []byte("read late")) }()
 	for calls.Load() < 3 {
 		time.Sleep(10 * time.Millisecond)
 	}
+	assert.GreaterOrEqual(t, time.Duration(waited.Load()), 100*time.Millisecond, "the wait so far, not the last period")
 	_, err := io.ReadFull(pr, make([]byte, 9+len("read late")))
 	require.NoError(t, err)
 	require.NoError(t, <-done)
