@@ -8,6 +8,7 @@ import (
 	"net/http/httptest"
 	"sync"
 	"testing"
+	"time"
 
 	"github.com/dockersandbox/sandbox"
 	"github.com/dockersandbox/sandbox/internal/sandboxtest"
@@ -42,17 +43,23 @@ func TestConfigEgress(t *testing.T) {
 	assert.Contains(t, out, "403")
 	assert.Contains(t, out, "lo\n", "no network but loopback")
 	assert.NotContains(t, out, "eth0")
-	mu.Lock()
-	defer mu.Unlock()
-	var allowed, denied int
-	for _, ev := range events {
-		if ev.Allowed && ev.Host == "pypi.test" {
-			allowed++
+	// The proxy logs a decision once the connection's answer is written:
+	// the command may have read it first.
+	counts := func() (allowed, denied int, seen string) {
+		mu.Lock()
+		defer mu.Unlock()
+		for _, ev := range events {
+			if ev.Allowed && ev.Host == "pypi.test" {
+				allowed++
+			}
+			if !ev.Allowed && ev.Host == "evil.test" {
+				denied++
+			}
 		}
-		if !ev.Allowed && ev.Host == "evil.test" {
-			denied++
-		}
+		return allowed, denied, fmt.Sprintf("%+v", events)
 	}
-	assert.Equal(t, 1, allowed, "%+v", events)
-	assert.Equal(t, 1, denied, "%+v", events)
+	assert.Eventually(t, func() bool { a, d, _ := counts(); return a >= 1 && d >= 1 }, 10*time.Second, 20*time.Millisecond)
+	allowed, denied, seen := counts()
+	assert.Equal(t, 1, allowed, seen)
+	assert.Equal(t, 1, denied, seen)
 }
