@@ -657,7 +657,7 @@ func (ch *channel) watch() {
 			heard := ch.heard.Load()
 			quiet := ch.s.silence(ch.hc.heardSince(heard)) // not while paused, nor the engine's stalls
 			switch {
-			case quiet > stallTimeout && ch.s.engWatch.lost.Load():
+			case quiet > stallTimeout && ch.s.engWatch.unreachable():
 				ch.breakWith(errDaemonSilent) // a check would wait on the engine too
 			case quiet > stallTimeout:
 				ch.check()

@@ -304,30 +304,30 @@ func TestListRaced(t *testing.T) {
 	}
 }
 
-// A silence counts from the end of the engine's last stall, and is none
-// while a question has waited past engineSlow, unless the engine's last
-// answer was missing or an error.
-func TestEngineWatchFrom(t *testing.T) {
+// The engine's stalls within a silence are taken off it, once each where
+// they overlap, with the question in flight once it waited past
+// engineSlow, unless the engine's last answer was missing; at most
+// maxExcuse.
+func TestEngineWatchExcuse(t *testing.T) {
+	sec := int64(time.Second)
 	var w engineWatch
-	last := time.Now().Add(-10 * time.Second).UnixNano()
-	assert.Equal(t, last, w.from(last), "no stall seen")
+	now := time.Now().UnixNano()
+	last := now - 20*sec
+	assert.Zero(t, w.excuse(last, now), "no stall seen")
 
-	end := time.Now().Add(-3 * time.Second).UnixNano()
-	w.stallEnd.Store(end)
-	assert.Equal(t, end, w.from(last), "from the stall's end")
-	later := time.Now().Add(-time.Second).UnixNano()
-	assert.Equal(t, later, w.from(later), "a frame after the stall")
+	w.stalls[0] = [2]int64{now - 30*sec, now - 17*sec} // began before the silence
+	w.stalls[1] = [2]int64{now - 10*sec, now - 7*sec}
+	w.stalls[2] = [2]int64{now - 9*sec, now - 6*sec} // overlaps the one before
+	assert.Equal(t, 3*time.Second+4*time.Second, w.excuse(last, now))
 
-	w.asked.Store(time.Now().Add(-2 * engineSlow).UnixNano())
-	assert.WithinDuration(t, time.Now(), time.Unix(0, w.from(last)), time.Second, "a slow question in flight")
-	w.asked.Store(time.Now().UnixNano())
-	assert.Equal(t, end, w.from(last), "a question just asked excuses nothing yet")
+	w.asked = now - 3*sec
+	assert.Equal(t, 10*time.Second, w.excuse(last, now), "a slow question in flight")
+	w.asked = now - sec
+	assert.Equal(t, 7*time.Second, w.excuse(last, now), "a question just asked excuses nothing yet")
+	w.asked, w.lost = now-3*sec, true
+	assert.Equal(t, 7*time.Second, w.excuse(last, now), "an engine that did not answer: nothing in flight")
 
-	w.asked.Store(time.Now().Add(-2 * engineSlow).UnixNano())
-	w.lost.Store(true)
-	assert.Equal(t, end, w.from(last), "an engine that did not answer excuses nothing")
-
-	w.lost.Store(false)
-	long := time.Now().Add(-maxExcuse - 5*time.Second).UnixNano()
-	assert.Equal(t, long+int64(maxExcuse), w.from(long), "no more than maxExcuse of one silence")
+	w = engineWatch{}
+	w.stalls[0] = [2]int64{now - 100*sec, now}
+	assert.Equal(t, maxExcuse, w.excuse(now-100*sec, now), "no more than maxExcuse")
 }

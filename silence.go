@@ -1,10 +1,11 @@
 package sandbox
 
 import (
+	"cmp"
 	"context"
 	"errors"
+	"slices"
 	"sync"
-	"sync/atomic"
 	"time"
 
 	"github.com/dockersandbox/sandbox/engine"
@@ -19,20 +20,22 @@ import (
 // frozen helper says nothing), and a stall of the engine itself (on two
 // loaded cores dockerd once took 12 s to answer a ping, and every stream it
 // relays waited as long). While a silence is watched, the engine is asked
-// about the sandbox (an Inspect) one call at a time; an answer slower than
-// engineSlow marks a stall, and silence counts from its end, or is none
-// while such an answer is awaited. An engine that gives no answer within
-// handshakeTimeout, or an error, excuses nothing until it answers again: a
-// frozen or dead daemon delays the verdict by that bound at most.
+// its cheapest question (Docker's _ping; Inspect on an engine without one),
+// one at a time; a question that waits longer than engineSlow is a stall,
+// from when it was asked until it is answered, and the time of the stalls
+// within a silence is taken off it. A question unanswered within
+// handshakeTimeout, or an error, is no stall: the engine is unreachable,
+// not slow. Stalls excuse at most maxExcuse of one silence.
+
+// engineSlow is how long a question may wait before the engine counts as
+// stalled: on two loaded cores a healthy dockerd answered a ping in
+// 0.06-0.2 s, and Inspects, which wait on a container's lock, took over 1 s.
+const engineSlow = 2 * time.Second
 
 // maxExcuse is the most of one silence (or one blocked write) the engine's
-// stalls excuse: an engine that answers every question slowly, for ever,
-// must not keep a stopped helper's call waiting for ever.
+// stalls excuse: an engine that stalls again and again must not keep a
+// stopped helper's call waiting for ever.
 const maxExcuse = handshakeTimeout
-
-// engineSlow is how long an engine call may take before the engine counts
-// as stalled: on two loaded cores a healthy dockerd answered in 0.06–0.2 s.
-const engineSlow = time.Second
 
 // engineWatchAfter is how long a silence lasts before the engine is asked
 // about it; engineWatchGap separates one question from the next.
@@ -41,16 +44,22 @@ const (
 	engineWatchGap   = proto.AliveInterval / 2
 )
 
+// pinger is an engine with a question cheaper than Inspect, which takes no
+// lock of a sandbox (internal/docker's Ping).
+type pinger interface {
+	Ping(ctx context.Context) error
+}
+
 // engineWatch tells the engine's stalls from the helper's silence (see
 // above). Its zero value is ready; it asks only while silences are watched.
 type engineWatch struct {
 	mu      sync.Mutex
 	until   time.Time // questions are wanted until then
 	running bool
-
-	asked    atomic.Int64 // when the question in flight was asked (unix nanoseconds); 0 if none
-	stallEnd atomic.Int64 // when the last stall seen ended
-	lost     atomic.Bool  // the last question got no answer or an error: nothing is excused
+	stalls  [8][2]int64 // the last stalls seen, [asked, answered] (unix nanoseconds), a ring
+	next    int
+	asked   int64 // when the watch's question in flight was asked; 0 if none
+	lost    bool  // the last question got no answer or an error: nothing in flight is excused
 }
 
 // want keeps the engine asked for the next few seconds.
@@ -60,7 +69,7 @@ func (w *engineWatch) want(s *Sandbox) {
 	w.until = time.Now().Add(2 * engineWatchAfter)
 	if !w.running {
 		w.running = true
-		w.lost.Store(false) // a silence of its own: an old verdict says nothing of it
+		w.lost = false // a silence of its own: an old verdict says nothing of it
 		go w.run(s)
 	}
 }
@@ -82,40 +91,77 @@ func (w *engineWatch) run(s *Sandbox) {
 	}
 }
 
-// ask asks the engine about the sandbox, and reports whether the answer
-// was slow (a stall, recorded) rather than prompt, missing or an error.
-// tracked questions make the silence none while they wait.
+// ask asks the engine its question, records a stall, and reports whether
+// there was one. A tracked question counts as a stall while it waits.
 func (w *engineWatch) ask(s *Sandbox, tracked bool) bool {
 	ctx, cancel := context.WithTimeout(context.Background(), handshakeTimeout)
 	defer cancel()
-	asked := time.Now()
+	asked := time.Now().UnixNano()
 	if tracked {
-		w.asked.Store(asked.UnixNano())
-		defer w.asked.Store(0)
+		w.mu.Lock()
+		w.asked = asked
+		w.mu.Unlock()
 	}
-	_, err := s.eng.Inspect(ctx, s.id)
+	var err error
+	if p, ok := s.eng.(pinger); ok {
+		err = p.Ping(ctx)
+	} else {
+		_, err = s.eng.Inspect(ctx, s.id)
+	}
+	answered := time.Now().UnixNano()
+	w.mu.Lock()
+	defer w.mu.Unlock()
+	if tracked {
+		w.asked = 0
+	}
 	if err != nil && !errors.Is(err, engine.ErrNotFound) {
-		w.lost.Store(true)
+		w.lost = true
 		return false
 	}
-	w.lost.Store(false)
-	if time.Since(asked) <= engineSlow {
+	w.lost = false
+	if time.Duration(answered-asked) <= engineSlow {
 		return false
 	}
-	w.stallEnd.Store(time.Now().UnixNano())
+	w.stalls[w.next] = [2]int64{asked, answered}
+	w.next = (w.next + 1) % len(w.stalls)
 	return true
 }
 
-// from is when a silence that began at last (unix nanoseconds) counts
-// from: the end of the engine's last stall if later, or now while a
-// question has waited longer than engineSlow; maxExcuse after last at most.
-func (w *engineWatch) from(last int64) int64 {
-	now := time.Now()
-	from := max(last, w.stallEnd.Load())
-	if asked := w.asked.Load(); asked != 0 && !w.lost.Load() && now.Sub(time.Unix(0, asked)) > engineSlow {
-		from = now.UnixNano()
+// excuse is how much of the time from last to now (unix nanoseconds) the
+// engine was stalled: the stalls seen and the question in flight, once it
+// has waited longer than engineSlow; at most maxExcuse.
+func (w *engineWatch) excuse(last, now int64) time.Duration {
+	w.mu.Lock()
+	spans := make([][2]int64, 0, len(w.stalls)+1)
+	for _, st := range w.stalls {
+		if st[1] > last && st[0] < now {
+			spans = append(spans, [2]int64{max(st[0], last), min(st[1], now)})
+		}
 	}
-	return min(from, last+int64(maxExcuse))
+	if w.asked != 0 && !w.lost && time.Duration(now-w.asked) > engineSlow && w.asked < now {
+		spans = append(spans, [2]int64{max(w.asked, last), now})
+	}
+	w.mu.Unlock()
+	slices.SortFunc(spans, func(a, b [2]int64) int { return cmp.Compare(a[0], b[0]) })
+	var total, end int64 // the union's length, and its end so far
+	for _, sp := range spans {
+		if sp[0] < end {
+			sp[0] = end
+		}
+		if sp[1] > sp[0] {
+			total += sp[1] - sp[0]
+			end = sp[1]
+		}
+	}
+	return min(time.Duration(total), maxExcuse)
+}
+
+// unreachable reports whether the engine's last answer was missing or an
+// error.
+func (w *engineWatch) unreachable() bool {
+	w.mu.Lock()
+	defer w.mu.Unlock()
+	return w.lost
 }
 
 // silence is how long the helper has been silent since last (unix
@@ -125,12 +171,13 @@ func (s *Sandbox) silence(last int64) time.Duration {
 	if s.life.frozen.Load() {
 		return 0
 	}
-	from := max(last, s.life.resumed.Load())
-	if time.Since(time.Unix(0, from)) <= engineWatchAfter {
-		return time.Since(time.Unix(0, from))
+	from, now := max(last, s.life.resumed.Load()), time.Now().UnixNano()
+	quiet := time.Duration(now - from)
+	if quiet <= engineWatchAfter {
+		return quiet
 	}
 	s.engWatch.want(s)
-	return time.Since(time.Unix(0, s.engWatch.from(from)))
+	return quiet - s.engWatch.excuse(from, now)
 }
 
 // watchSilence is the package's watchSilence, with silence measured as
@@ -151,13 +198,14 @@ func (s *Sandbox) watchSilence(stop <-chan struct{}, last func() int64, limit ti
 	}
 }
 
-// excused reports whether the helper's part in a wait of d that just ran
-// out is not known: this handle had the sandbox paused, or the engine
-// stalled, at some time in the last d. A write blocked that long may be
-// the engine's: unless a stall was seen already, the engine is asked once
-// (within handshakeTimeout).
+// excused reports whether a wait of d that just ran out may be the
+// engine's: this handle had the sandbox paused, or the engine stalled, at
+// some time in the last d. A write blocked that long waits on the engine
+// too: unless a stall was seen already, the engine is asked once (within
+// handshakeTimeout).
 func (s *Sandbox) excused(d time.Duration) bool {
-	if s.pausedWithin(d) || time.Since(time.Unix(0, s.engWatch.stallEnd.Load())) < d {
+	now := time.Now()
+	if s.pausedWithin(d) || s.engWatch.excuse(now.Add(-d).UnixNano(), now.UnixNano()) > 0 {
 		return true
 	}
 	return s.engWatch.ask(s, false)
@@ -167,7 +215,7 @@ func (s *Sandbox) excused(d time.Duration) bool {
 // engine's last answer to the watch was missing or an error: then the
 // silence is the engine's.
 func (s *Sandbox) silenceErr(err error) error {
-	if s.engWatch.lost.Load() {
+	if s.engWatch.unreachable() {
 		return errDaemonSilent
 	}
 	return err

@@ -153,7 +153,8 @@ func async2[T any](fn func() (T, error)) <-chan outcome[T] {
 }
 
 // engineStallSlow is how long an engine round trip may take before the
-// engine counts as stalled (as the library counts it: 1 s).
+// engine counts as stalled here (the library waits 2 s: a test's bound
+// gives the engine the benefit of the doubt).
 const engineStallSlow = time.Second
 
 // engineStalls measures the engine's own stalls while the test runs: it

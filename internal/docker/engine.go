@@ -118,6 +118,13 @@ func (d *Engine) Exec(ctx context.Context, id string, argv []string, user string
 	return newDockerStream(att.HijackedResponse), nil
 }
 
+// Ping asks the daemon its cheapest question (_ping), which takes no lock
+// of a container: how long it takes tells a stalled daemon from a busy one.
+func (d *Engine) Ping(ctx context.Context) error {
+	_, err := d.Client.Ping(ctx, client.PingOptions{})
+	return Classify(err)
+}
+
 // Inspect describes the container.
 func (d *Engine) Inspect(ctx context.Context, id string) (engine.Info, error) {
 	info, _, err := d.InspectRuntime(ctx, id)
