@@ -180,22 +180,16 @@ func (s *Sandbox) silence(last int64) time.Duration {
 	return quiet - s.engWatch.excuse(from, now)
 }
 
-// watchSilence is the package's watchSilence, with silence measured as
+// watchSilence is the package's watchSilence, with the silence since
+// last() (unix nanoseconds; 0 while nothing is awaited) measured as
 // s.silence does.
 func (s *Sandbox) watchSilence(stop <-chan struct{}, last func() int64, limit time.Duration, silent func()) {
-	t := time.NewTicker(proto.AliveInterval)
-	defer t.Stop()
-	for {
-		select {
-		case <-stop:
-			return
-		case <-t.C:
-			if since := last(); since != 0 && s.silence(since) > limit {
-				silent()
-				return
-			}
+	watchSilence(stop, func() time.Duration {
+		if since := last(); since != 0 {
+			return s.silence(since)
 		}
-	}
+		return 0
+	}, limit, silent)
 }
 
 // excused reports whether a wait of d that just ran out may be the

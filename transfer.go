@@ -378,14 +378,14 @@ func watchProgress(ctx context.Context) (context.Context, *progress, func()) {
 	p := &progress{}
 	p.touch()
 	done := make(chan struct{})
-	go watchSilence(done, &p.last, archiveStall, func() { cancel(errArchiveStalled) })
+	go watchSilence(done, func() time.Duration { return time.Since(time.Unix(0, p.last.Load())) }, archiveStall, func() { cancel(errArchiveStalled) })
 	return ctx, p, func() { close(done); cancel(nil) }
 }
 
-// watchSilence calls silent, once, when the time in last (unix
-// nanoseconds; 0 while nothing is awaited) is more than limit ago. It looks
-// every proto.AliveInterval until stop is closed.
-func watchSilence(stop <-chan struct{}, last *atomic.Int64, limit time.Duration, silent func()) {
+// watchSilence calls silent, once, when quiet (how long what is awaited
+// has been silent; 0 while nothing is) is more than limit. It looks every
+// proto.AliveInterval until stop is closed.
+func watchSilence(stop <-chan struct{}, quiet func() time.Duration, limit time.Duration, silent func()) {
 	t := time.NewTicker(proto.AliveInterval)
 	defer t.Stop()
 	for {
@@ -393,7 +393,7 @@ func watchSilence(stop <-chan struct{}, last *atomic.Int64, limit time.Duration,
 		case <-stop:
 			return
 		case <-t.C:
-			if since := last.Load(); since != 0 && time.Since(time.Unix(0, since)) > limit {
+			if quiet() > limit {
 				silent()
 				return
 			}

@@ -179,12 +179,7 @@ func TestForkBomb(t *testing.T) {
 // shell retries a fork: none fails with "resource temporarily unavailable"
 // (the commands fork nothing themselves: a command's own fork is its own).
 func TestCommandsPastPidsLimit(t *testing.T) {
-	testenv.RequireDocker(t, "a pod has no pids limit of its own (WithPidsLimit is the kubelet's podPidsLimit)")
-	if sandboxtest.GVisor() {
-		t.Skip("gVisor's runtime dies when the pids limit refuses it a thread (google/gvisor#2490): the sandbox ends, as TestForkBomb asserts (docs/engines.md)")
-	}
-	t.Parallel()
-	sb := newSandbox(t, testenv.BusyboxImage, sandbox.WithPidsLimit(64))
+	sb := pidsLimitedSandbox(t)
 	ctx := testCtx(t)
 	const n = 100
 	errs := make(chan error, n)
@@ -208,12 +203,7 @@ func TestCommandsPastPidsLimit(t *testing.T) {
 // wait for room that never comes; requests that start no process (Write,
 // Read) go on; the sandbox's Close ends the bomb.
 func TestCommandStartInFullSandbox(t *testing.T) {
-	testenv.RequireDocker(t, "a pod has no pids limit of its own (WithPidsLimit is the kubelet's podPidsLimit)")
-	if sandboxtest.GVisor() {
-		t.Skip("gVisor's runtime dies when the pids limit refuses it a thread (google/gvisor#2490): the sandbox ends, as TestForkBomb asserts (docs/engines.md)")
-	}
-	t.Parallel()
-	sb := newSandbox(t, testenv.BusyboxImage, sandbox.WithPidsLimit(64))
+	sb := pidsLimitedSandbox(t)
 	ctx := testCtx(t)
 	require.NoError(t, sb.Write(ctx, "before.txt", []byte("written before")))
 	// Every process the loop starts stays; once the table is full its
@@ -243,4 +233,17 @@ func TestCommandStartInFullSandbox(t *testing.T) {
 	require.NoError(t, err)
 	assert.Equal(t, "written before", got.Content)
 	assert.True(t, full(), "the bomb still holds the table")
+}
+
+// pidsLimitedSandbox is a busybox sandbox under a 64-process limit, for a
+// parallel test; it skips where the limit is not the sandbox's own (a pod)
+// or where reaching it ends the sandbox (gVisor).
+func pidsLimitedSandbox(t *testing.T) *sandbox.Sandbox {
+	t.Helper()
+	testenv.RequireDocker(t, "a pod has no pids limit of its own (WithPidsLimit is the kubelet's podPidsLimit)")
+	if sandboxtest.GVisor() {
+		t.Skip("gVisor's runtime dies when the pids limit refuses it a thread (google/gvisor#2490): the sandbox ends, as TestForkBomb asserts (docs/engines.md)")
+	}
+	t.Parallel()
+	return newSandbox(t, testenv.BusyboxImage, sandbox.WithPidsLimit(64))
 }
