@@ -506,7 +506,8 @@ func (t *headBuffer) Bytes() []byte {
 // every proto.AliveInterval, so that a stopped one is noticed, and the
 // library enforces a command's timeout itself when the helper misses it.
 
-// killTimeout bounds the exec that kills a lost helper's commands.
+// killTimeout bounds the exec that kills a lost helper's commands, not
+// counting the engine's stalls (boundByEngine).
 const killTimeout = 5 * time.Second
 
 // stallTimeout is how long the shared channel may stay silent with
@@ -550,8 +551,8 @@ var (
 // did not confirm a cancel), the commands of p's helper may still run: p
 // makes sure they do not, before await returns, unless the caller's
 // context ends first: the call then returns at once and they are killed in
-// the background (within killTimeout, or stallTimeout for the shared
-// channel).
+// the background (within killTimeout and the engine's stalls, or
+// stallTimeout for the shared channel).
 // A request other than exec starts no command: its helper is dealt with in
 // the background.
 func (s *Sandbox) await(p pending) (*proto.Result, error) {
@@ -585,8 +586,9 @@ func (s *Sandbox) killSession(session int, user string) {
 	if session <= 1 {
 		return
 	}
-	ctx, cancel := context.WithTimeout(context.Background(), killTimeout)
+	ctx, cancel := context.WithCancel(context.Background())
 	defer cancel()
+	defer s.boundByEngine(cancel, killTimeout)()
 	if p, err := s.startExec(ctx, proto.Request{Op: proto.OpKill, Session: session}, callOptions{user: user}); err == nil {
 		_, _ = p.wait()
 	}

@@ -2,6 +2,7 @@ package sandbox
 
 import (
 	"bytes"
+	"context"
 	"errors"
 	"fmt"
 	"net"
@@ -330,4 +331,56 @@ func TestEngineWatchExcuse(t *testing.T) {
 	w = engineWatch{}
 	w.stalls[0] = [2]int64{now - 100*sec, now}
 	assert.Equal(t, maxExcuse, w.excuse(now-100*sec, now), "no more than maxExcuse")
+}
+
+// stallingEngine answers its ping once until has come, or fails it.
+type stallingEngine struct {
+	engine.Engine
+	stall time.Duration // until is set to now + stall when a test starts
+	until time.Time
+	fail  error
+}
+
+func (e *stallingEngine) Ping(ctx context.Context) error {
+	if e.fail != nil {
+		return e.fail
+	}
+	select {
+	case <-time.After(time.Until(e.until)):
+		return nil
+	case <-ctx.Done():
+		return ctx.Err()
+	}
+}
+
+// boundByEngine's bound does not count the engine's stalls, and counts
+// everything once the engine fails to answer.
+func TestBoundByEngine(t *testing.T) {
+	const d = 3 * time.Second
+	for _, tc := range []struct {
+		name     string
+		eng      *stallingEngine
+		min, max time.Duration
+	}{
+		{"answering", &stallingEngine{}, d, d + time.Second},
+		{"stalled 6 s", &stallingEngine{stall: 6 * time.Second}, d + 5*time.Second, d + 7*time.Second},
+		{"unreachable", &stallingEngine{fail: errors.New("connection refused")}, d, d + time.Second},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			t.Parallel()
+			s := &Sandbox{eng: tc.eng}
+			start := time.Now()
+			tc.eng.until = start.Add(tc.eng.stall)
+			cancelled := make(chan time.Duration, 1)
+			stop := s.boundByEngine(func() { cancelled <- time.Since(start) }, d)
+			defer stop()
+			select {
+			case took := <-cancelled:
+				assert.GreaterOrEqual(t, took, tc.min)
+				assert.LessOrEqual(t, took, tc.max)
+			case <-time.After(d + maxExcuse + 5*time.Second):
+				t.Fatal("never cancelled")
+			}
+		})
+	}
 }

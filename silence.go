@@ -220,3 +220,36 @@ func (s *Sandbox) silenceErr(err error) error {
 func (s *Sandbox) pausedWithin(d time.Duration) bool {
 	return s.life.frozen.Load() || time.Since(time.Unix(0, s.life.resumed.Load())) < d
 }
+
+// boundByEngine calls cancel once d has passed, not counting the engine's
+// stalls in it (at most maxExcuse of them; none once the engine was found
+// unreachable), and returns a func that stops the bound. It bounds work
+// done through the engine that must not be given up because the engine
+// was slow: the kill of a lost helper's commands (given up in a daemon
+// stalled 12-18 s, it left them running).
+func (s *Sandbox) boundByEngine(cancel func(), d time.Duration) (stop func()) {
+	done := make(chan struct{})
+	start := time.Now().UnixNano()
+	go func() {
+		t := time.NewTicker(engineWatchGap)
+		defer t.Stop()
+		for {
+			s.engWatch.want(s) // asked from the start: a question counts once it waited engineSlow
+			select {
+			case <-done:
+				return
+			case <-t.C:
+			}
+			now := time.Now().UnixNano()
+			spent := time.Duration(now - start)
+			if spent < d {
+				continue
+			}
+			if spent >= d+maxExcuse || s.engWatch.unreachable() || spent-s.engWatch.excuse(start, now) >= d {
+				cancel()
+				return
+			}
+		}
+	}()
+	return func() { close(done) }
+}
