@@ -80,7 +80,10 @@ type opening struct {
 
 // open opens the shared channel for op.
 func (s *Sandbox) open(op *opening) {
-	hc, err := s.attachHelper(context.Background(), "serve", "")
+	hc, direct, err := s.openDirect()
+	if !direct {
+		hc, err = s.attachHelper(context.Background(), "serve", "")
+	}
 	s.chMu.Lock()
 	defer s.chMu.Unlock()
 	defer close(op.done)

@@ -180,6 +180,16 @@ func init() {
 		cc, ok := c.(*Conn)
 		return ok && cc.dc != nil
 	}
+	testhook.ChannelIsDirect = func(sb any) bool {
+		s := sb.(*Sandbox)
+		s.chMu.Lock()
+		defer s.chMu.Unlock()
+		if s.ch == nil {
+			return false
+		}
+		_, ok := s.ch.hc.conn.(directStream)
+		return ok
+	}
 	testhook.LabelPortsDir = labelPortsDir
 	testhook.MaxIntroductions = maxIntroductions
 }

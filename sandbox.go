@@ -52,11 +52,14 @@ type Sandbox struct {
 
 	meter meterState // the last Usage sample, for CPUPercent (observe.go)
 
-	ports    *portSocket       // the port socket Dial uses, if any (ports_socket.go)
-	egress   *egressState      // WithEgress's proxy, if any (egress.go)
-	obs      *observer         // its calls' audit records and spans; nil: none (observe.go)
-	made     trace.SpanContext // the span of the New or Attach that made the handle
-	portsDir string            // a detached sandbox's port socket directory, to remove with it
+	ports *portSocket // the port socket Dial uses, if any (ports_socket.go)
+	// sharedHelper: the helper was written into the port socket's
+	// directory (channel_direct.go).
+	sharedHelper bool
+	egress       *egressState      // WithEgress's proxy, if any (egress.go)
+	obs          *observer         // its calls' audit records and spans; nil: none (observe.go)
+	made         trace.SpanContext // the span of the New or Attach that made the handle
+	portsDir     string            // a detached sandbox's port socket directory, to remove with it
 }
 
 // closeCall is one attempt of Close; concurrent callers share its outcome.
@@ -220,6 +223,14 @@ func createDocker(ctx context.Context, d *docker.Engine, o *options) (*Sandbox, 
 		}
 		return nil
 	}
+	shared := false
+	x.Share = func() (string, string) {
+		if ps == nil {
+			return "", ""
+		}
+		shared = true
+		return ps.dir, portsDir
+	}
 	if vols := o.snap.volumes; len(vols) > 0 {
 		x.Started = func(ctx context.Context, id string) error {
 			return restoreVolumes(ctx, d.Client, id, o.image, vols)
@@ -236,7 +247,7 @@ func createDocker(ctx context.Context, d *docker.Engine, o *options) (*Sandbox, 
 		return nil, err
 	}
 	s := newSandbox(info.ID, o, d)
-	s.ports = ps
+	s.ports, s.sharedHelper = ps, shared
 	return s, nil
 }
 

@@ -94,7 +94,14 @@ func TestPortSocketAttacked(t *testing.T) {
 	root := sandbox.ExecUser("root")
 
 	t.Run("ReadOnly", func(t *testing.T) {
+		shared := filepath.Join(dir, "s", "sandbox-helper") // the helper the container boots from and opens its channel with
+		before, err := os.ReadFile(shared)
+		require.NoError(t, err)
 		for _, cmd := range []string{
+			"touch /run/dockersandbox/sandbox-helper",
+			"cp /bin/sh /run/dockersandbox/sandbox-helper",
+			"chmod 0 /run/dockersandbox/sandbox-helper",
+			"rm -f /run/dockersandbox/sandbox-helper",
 			"touch /run/dockersandbox/planted",
 			"ln -s / /run/dockersandbox/link",
 			"rm -f /run/dockersandbox/ports.sock",
@@ -112,8 +119,12 @@ func TestPortSocketAttacked(t *testing.T) {
 		mustSh(t, sb, "test -S /run/dockersandbox/ports.sock")
 		entries, err := os.ReadDir(filepath.Join(dir, "s"))
 		require.NoError(t, err)
-		require.Len(t, entries, 1)
+		require.Len(t, entries, 2)
 		assert.Equal(t, "ports.sock", entries[0].Name())
+		assert.Equal(t, "sandbox-helper", entries[1].Name())
+		after, err := os.ReadFile(shared)
+		require.NoError(t, err)
+		assert.True(t, bytes.Equal(before, after), "the shared helper changed")
 		fi, err := os.Stat(filepath.Join(dir, "s", "ports.sock"))
 		require.NoError(t, err)
 		assert.Equal(t, os.ModeSocket, fi.Mode().Type())

@@ -12,6 +12,7 @@ import (
 	"errors"
 	"fmt"
 	"io"
+	"path/filepath"
 	"strings"
 	"sync"
 	"sync/atomic"
@@ -144,7 +145,7 @@ func (d *Engine) InspectRuntime(ctx context.Context, id string) (engine.Info, st
 	info := engine.Info{ID: c.ID, Name: strings.TrimPrefix(c.Name, "/"), State: engine.StateUnknown}
 	if c.Config != nil {
 		info.Image, info.Labels, info.User, info.WorkingDir = c.Config.Image, c.Config.Labels, c.Config.User, c.Config.WorkingDir
-		info.Command = append(append([]string(nil), c.Config.Entrypoint...), c.Config.Cmd...)
+		info.Command = bootedCommand(append(append([]string(nil), c.Config.Entrypoint...), c.Config.Cmd...))
 	}
 	if s := c.State; s != nil {
 		info.State, info.ExitCode = engine.State(s.Status), s.ExitCode
@@ -320,7 +321,7 @@ func (d *Engine) Stop(ctx context.Context, id string, grace time.Duration) error
 
 // Start starts a stopped container.
 func (d *Engine) Start(ctx context.Context, id string) error {
-	return d.start(ctx, id)
+	return d.start(ctx, id, false)
 }
 
 // Create makes and starts a container as spec says: the image (pulled if
@@ -346,6 +347,12 @@ type Creation struct {
 	// keeps the spec's labels as they are.
 	StampCreated string
 	Started      func(ctx context.Context, id string) error // after the start (a snapshot's volumes); nil: none
+	// Share, if not nil, returns a directory of this machine the
+	// container mounts (read-only) at target, once Configured ran; ""
+	// if none. The helper is written there, as SharedHelper: a container
+	// that can boot (boot.go) boots from it, and the library runs it to
+	// open its shared channel over a socket.
+	Share func() (dir, target string)
 }
 
 // CreateWith is the one way a container is made on Docker, for Create
@@ -354,7 +361,7 @@ type Creation struct {
 // the daemon refuses one of the ulimits (see adaptUlimits). A container
 // that fails on the way is removed.
 func (d *Engine) CreateWith(ctx context.Context, spec *engine.Spec, x Creation) (engine.Info, error) {
-	arch, err := imageArch(ctx, d.Client, spec.Image, x.Pull, x.Progress)
+	arch, imageUser, err := imageArch(ctx, d.Client, spec.Image, x.Pull, x.Progress)
 	if err != nil {
 		return engine.Info{}, err
 	}
@@ -371,12 +378,23 @@ func (d *Engine) CreateWith(ctx context.Context, spec *engine.Spec, x Creation) 
 			return engine.Info{}, err
 		}
 	}
+	boot := false
+	if x.Share != nil {
+		if dir, target := x.Share(); dir != "" {
+			if err := writeShared(filepath.Join(dir, SharedHelper), bin); err != nil {
+				return engine.Info{}, fmt.Errorf("sandbox: write the helper to share with the container: %w", err)
+			}
+			if bootable(spec, imageUser) {
+				cfg.Entrypoint, boot = bootEntrypoint(spec, target), true
+			}
+		}
+	}
 	tries := map[string]int{} // limits lowered after a refusal, by name
 	for {
 		if x.StampCreated != "" {
 			cfg.Labels[x.StampCreated] = time.Now().UTC().Format(time.RFC3339)
 		}
-		info, err := d.createOnce(ctx, spec, cfg, host, bin, x.Started)
+		info, err := d.createOnce(ctx, spec, cfg, host, bin, boot, x.Started)
 		if err == nil {
 			info.Arch = arch
 			return info, nil
@@ -388,9 +406,9 @@ func (d *Engine) CreateWith(ctx context.Context, spec *engine.Spec, x Creation) 
 	}
 }
 
-// createOnce creates, prepares and starts the container, and removes it
-// if that fails.
-func (d *Engine) createOnce(ctx context.Context, spec *engine.Spec, cfg *container.Config, host *container.HostConfig, bin []byte, started func(context.Context, string) error) (engine.Info, error) {
+// createOnce creates, prepares and starts the container (one that boots
+// needs no preparing), and removes it if that fails.
+func (d *Engine) createOnce(ctx context.Context, spec *engine.Spec, cfg *container.Config, host *container.HostConfig, bin []byte, boot bool, started func(context.Context, string) error) (engine.Info, error) {
 	id, err := d.createContainer(ctx, cfg, host, spec.Name)
 	if err != nil {
 		return engine.Info{}, fmt.Errorf("sandbox: %w", DaemonErr(err))
@@ -399,7 +417,14 @@ func (d *Engine) createOnce(ctx context.Context, spec *engine.Spec, cfg *contain
 	if err == nil {
 		sctx, cancel := context.WithTimeout(ctx, StartBound)
 		defer cancel()
-		if err = d.prepareAndStart(sctx, id, spec, bin); err == nil && started != nil {
+		if boot {
+			if err = d.start(sctx, id, true); err != nil {
+				err = fmt.Errorf("start container: %w", err)
+			}
+		} else {
+			err = d.prepareAndStart(sctx, id, spec, bin)
+		}
+		if err == nil && started != nil {
 			err = started(sctx, id)
 		}
 		if err != nil {
@@ -443,7 +468,7 @@ func (d *Engine) prepareAndStart(ctx context.Context, id string, spec *engine.Sp
 	if err := prepareFS(ctx, d.Client, id, spec, bin, uid, gid); err != nil {
 		return Classify(err)
 	}
-	if err := d.start(ctx, id); err != nil {
+	if err := d.start(ctx, id, false); err != nil {
 		return fmt.Errorf("start container: %w", err)
 	}
 	return nil

@@ -23,30 +23,34 @@ const (
 )
 
 // imageArch makes image available according to policy (writing pull
-// progress to progress, if not nil) and returns its architecture.
-func imageArch(ctx context.Context, cli API, image string, policy Pull, progress io.Writer) (string, error) {
+// progress to progress, if not nil) and returns its architecture and its
+// user (its USER; "" for root).
+func imageArch(ctx context.Context, cli API, image string, policy Pull, progress io.Writer) (arch, user string, err error) {
 	if policy == PullAlways {
 		if err := pull(ctx, cli, image, progress); err != nil {
-			return "", err
+			return "", "", err
 		}
 	}
 	inspect, err := cli.ImageInspect(ctx, image)
 	if cerrdefs.IsNotFound(err) && policy == PullMissing {
 		if err := pull(ctx, cli, image, progress); err != nil {
-			return "", err
+			return "", "", err
 		}
 		inspect, err = cli.ImageInspect(ctx, image)
 	}
 	if cerrdefs.IsNotFound(err) {
-		return "", fmt.Errorf("%w: %s is not on the daemon and the pull policy forbids pulling it", ErrImageNotFound, image)
+		return "", "", fmt.Errorf("%w: %s is not on the daemon and the pull policy forbids pulling it", ErrImageNotFound, image)
 	}
 	if err != nil {
-		return "", fmt.Errorf("sandbox: inspect image %s: %w", image, DaemonErr(err))
+		return "", "", fmt.Errorf("sandbox: inspect image %s: %w", image, DaemonErr(err))
 	}
 	if inspect.Os != "" && inspect.Os != "linux" {
-		return "", fmt.Errorf("%w: image %s is for %s, not linux", helperbin.ErrUnsupportedArch, image, inspect.Os)
+		return "", "", fmt.Errorf("%w: image %s is for %s, not linux", helperbin.ErrUnsupportedArch, image, inspect.Os)
 	}
-	return inspect.Architecture, nil
+	if inspect.Config != nil {
+		user = inspect.Config.User
+	}
+	return inspect.Architecture, user, nil
 }
 
 // pull pulls ref, writing one line per progress message to progress.

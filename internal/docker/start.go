@@ -3,6 +3,8 @@ package docker
 import (
 	"bytes"
 	"context"
+	"fmt"
+	"sync/atomic"
 	"time"
 
 	"github.com/dockersandbox/sandbox/internal/proto"
@@ -26,7 +28,10 @@ const maxReadyBytes = 64 << 10
 // start; it is best effort: a failed attach, an output that ends or never
 // says it (a helper that died starting), or readyWait (or ctx) ending lets
 // start return as it did without it, with the start's own error only.
-func (d *Engine) start(ctx context.Context, id string) error {
+// A container that boots (boot.go) is the exception: its output ending
+// without the line is a boot that failed, and start fails with what PID 1
+// wrote.
+func (d *Engine) start(ctx context.Context, id string, boot bool) error {
 	att, aerr := d.Client.ContainerAttach(ctx, id, client.ContainerAttachOptions{Stream: true, Stdout: true})
 	if aerr == nil {
 		defer att.Close()
@@ -35,31 +40,56 @@ func (d *Engine) start(ctx context.Context, id string) error {
 		return Classify(err)
 	}
 	if aerr == nil {
-		awaitReady(ctx, &att.HijackedResponse)
+		r := awaitReady(ctx, &att.HijackedResponse)
+		if boot && r.ended && !r.ready {
+			return fmt.Errorf("the helper did not start: %q", bytes.TrimSpace(plainOutput(r.head)))
+		}
 	}
 	return nil
 }
 
+// readiness is what awaitReady saw: the ready line, or the output's end
+// (not a bound's), and the output's first bytes.
+type readiness struct {
+	ready, ended bool
+	head         []byte // at most maxHeadBytes
+}
+
+// maxHeadBytes bounds the output kept to say why a boot failed.
+const maxHeadBytes = 1024
+
 // awaitReady reads att until proto.ReadyLine, its end, maxReadyBytes,
 // readyWait or ctx's end. The stream may be multiplexed (8-byte frame
 // headers) or raw: the line is looked for in the bytes as they come.
-func awaitReady(ctx context.Context, att *client.HijackedResponse) {
-	stop := context.AfterFunc(ctx, func() { att.Conn.Close() })
+func awaitReady(ctx context.Context, att *client.HijackedResponse) readiness {
+	var bounded atomic.Bool
+	cut := func() { bounded.Store(true); att.Conn.Close() }
+	stop := context.AfterFunc(ctx, cut)
 	defer stop()
-	t := time.AfterFunc(readyWait, func() { att.Conn.Close() })
+	t := time.AfterFunc(readyWait, cut)
 	defer t.Stop()
 	line := []byte(proto.ReadyLine)
+	var r readiness
 	var seen []byte // the last bytes read, enough to hold the line
 	buf := make([]byte, 4096)
 	for read := 0; read < maxReadyBytes; {
 		n, err := att.Reader.Read(buf)
 		read += n
+		if len(r.head) < maxHeadBytes {
+			r.head = append(r.head, buf[:min(n, maxHeadBytes-len(r.head))]...)
+		}
 		seen = append(seen, buf[:n]...)
-		if bytes.Contains(seen, line) || err != nil {
-			return
+		if bytes.Contains(seen, line) {
+			r.ready = true
+			return r
+		}
+		if err != nil {
+			r.ended = !bounded.Load()
+			return r
 		}
 		if len(seen) > len(line) {
 			seen = append(seen[:0], seen[len(seen)-len(line):]...)
 		}
 	}
+	return r
 }

@@ -47,3 +47,10 @@ func MaxFrom(kind Kind, op string) int {
 // handler (status 2) or no handler at all (the engine's kill after the
 // grace period).
 const ReadyLine = "dockersandbox-helper: ready\n"
+
+// BootMode is the helper's mode that starts a container from a read-only
+// copy of the helper shared with it: argv [shared copy, BootMode, helper
+// path, working directory, init, flags...]. It installs the helper at its
+// path and executes it as init there (internal/helper's Boot); a boot that
+// fails writes why to standard output and exits without ReadyLine.
+const BootMode = "boot"

@@ -109,3 +109,12 @@ func ParseWindow(p []byte) (int, error) {
 	}
 	return int(binary.BigEndian.Uint32(p)), nil
 }
+
+// DirectServeMode is the helper's mode that opens the shared channel over
+// the library's socket: argv [shared copy, DirectServeMode, socket, helper
+// path]. It reads a token (DirectTokenSize bytes) from standard input,
+// introduces a connection to the socket with it, and once the library
+// acknowledged it, executes the helper at its path in serve mode with the
+// connection as standard input and output (standard error stays the
+// exec's). It exits 1, saying why on standard error, if it could not.
+const DirectServeMode = "serve-direct"

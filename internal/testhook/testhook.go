@@ -6,7 +6,7 @@
 // sandbox reads the globals here (AfterCreate, AfterSnapshotCommit,
 // AckDelay, SnapshotBound), and fills in, in an init, the functions and
 // values that need its types or constants (SetCloseBound, HasPortSocket,
-// ConnIsDirect, AbandonedAfter, LabelPortsDir, MaxIntroductions,
+// ConnIsDirect, ChannelIsDirect, AbandonedAfter, LabelPortsDir, MaxIntroductions,
 // WithHelperBinary). Unset,
 // the globals change nothing in the library's behaviour.
 package testhook
@@ -52,6 +52,10 @@ var (
 	// ConnIsDirect reports whether c, from Dial, goes over the port
 	// socket.
 	ConnIsDirect func(c net.Conn) bool
+	// ChannelIsDirect reports whether the shared channel of sb (a
+	// *sandbox.Sandbox), opened by a call before, goes over the port
+	// socket.
+	ChannelIsDirect func(sb any) bool
 
 	// AbandonedAfter is how old a never-started sandbox must be for
 	// Prune's and New's sweep to take it as abandoned whatever its owner.

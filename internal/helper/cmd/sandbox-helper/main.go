@@ -12,7 +12,7 @@ import (
 	"github.com/dockersandbox/sandbox/internal/proto"
 )
 
-const usage = "usage: sandbox-helper init [-lifetime d] [-idle d] | call | serve | reap | install DEST [UID:GID [DIR...]] | untar DIR | tar PATH | version"
+const usage = "usage: sandbox-helper init [-lifetime d] [-idle d] | boot DEST WORKDIR init ... | call | serve | serve-direct SOCKET HELPER | reap | install DEST [UID:GID [DIR...]] | untar DIR | tar PATH | version"
 
 // init catches PID 1's signals before main runs (helper.CatchInitSignals).
 // A helper built for the tests (the sandboxtest build tag) may wait
@@ -49,6 +49,18 @@ func main() {
 		os.Exit(helper.RunLauncher())
 	case helper.ReaperMode:
 		os.Exit(helper.RunReaper())
+	case helper.BootMode:
+		if len(os.Args) < 5 {
+			fmt.Fprintln(os.Stderr, usage)
+			os.Exit(2)
+		}
+		os.Exit(helper.Boot(os.Args[2], os.Args[3], os.Args[4:]))
+	case proto.DirectServeMode:
+		if len(os.Args) != 4 {
+			fmt.Fprintln(os.Stderr, usage)
+			os.Exit(2)
+		}
+		os.Exit(helper.ServeDirect(os.Args[2], os.Args[3]))
 	case helper.InstallMode, helper.UntarMode, helper.TarMode:
 		os.Exit(fileMode(os.Args[1:]))
 	case "version":

@@ -1,0 +1,141 @@
+package integration
+
+import (
+	"context"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/dockersandbox/sandbox"
+	"github.com/dockersandbox/sandbox/internal/testenv"
+	"github.com/dockersandbox/sandbox/internal/testhook"
+	"github.com/moby/moby/client"
+	"github.com/stretchr/testify/assert"
+	"github.com/stretchr/testify/require"
+)
+
+// hasPortSocket reports whether sb's container shares a port socket with
+// the library: a local engine. Only such a sandbox boots.
+func hasPortSocket(t *testing.T, sb *sandbox.Sandbox) bool {
+	t.Helper()
+	return mustSh(t, sb, "test -S /run/dockersandbox/ports.sock && echo yes || echo no") == "yes"
+}
+
+// entrypoint is the container's entrypoint, as the daemon keeps it.
+func entrypoint(t *testing.T, sb *sandbox.Sandbox) []string {
+	t.Helper()
+	res, err := testenv.Client(t).ContainerInspect(testCtx(t), sb.ID(), client.ContainerInspectOptions{})
+	require.NoError(t, err)
+	return res.Container.Config.Entrypoint
+}
+
+// A root sandbox on a writable root filesystem, with a port socket, boots:
+// its PID 1 is the shared read-only copy of the helper, which installs the
+// helper at its usual path and becomes it (same argv, same file, same
+// modes as the archive copy made); the lifetimes read from the
+// configuration, an Attach and a restart (which boots again) work. Another
+// user, and the secure profile's read-only root, are copied into as before.
+func TestBoot(t *testing.T) {
+	testenv.RequireDocker(t, "reads the container's configuration")
+	t.Parallel()
+	for _, image := range images {
+		t.Run(imageName(image), func(t *testing.T) {
+			t.Parallel()
+			ctx := testCtx(t)
+			sb := newSandbox(t, image, sandbox.WithLifetime(time.Hour))
+			if !hasPortSocket(t, sb) {
+				t.Skip("no port socket (the engine is not on this machine): nothing boots")
+			}
+			ep := entrypoint(t, sb)
+			if secure {
+				assert.Equal(t, []string{"/.dockersandbox/sandbox-helper", "init", "-lifetime", "1h0m0s"}, ep, "a read-only root is copied into")
+			} else {
+				require.Len(t, ep, 7)
+				assert.Equal(t, []string{"/run/dockersandbox/sandbox-helper", "boot", "/.dockersandbox/sandbox-helper"}, ep[:3])
+				assert.Equal(t, sb.WorkingDir(), ep[3])
+				assert.Equal(t, []string{"init", "-lifetime", "1h0m0s"}, ep[4:])
+				assert.Equal(t, "yes\n", mustSh(t, sb, "cmp /run/dockersandbox/sandbox-helper /.dockersandbox/sandbox-helper && echo yes")+"\n")
+				out, err := sb.Execute(ctx, "touch /run/dockersandbox/sandbox-helper || cp /bin/sh /run/dockersandbox/sandbox-helper || rm /run/dockersandbox/sandbox-helper")
+				require.NoError(t, err)
+				assert.NotZero(t, out.ExitCode, "root changed the shared helper: %s", out.Output)
+			}
+			assert.True(t, testhook.ChannelIsDirect(sb), "the shared channel goes over the port socket")
+			assert.Equal(t, "/.dockersandbox/sandbox-helper init -lifetime 1h0m0s ", mustSh(t, sb, "tr '\\0' ' ' < /proc/1/cmdline; echo"))
+			if !secure {
+				assert.Equal(t, "755 0 0 directory\n755 0 0 regular file\n700 0 0 directory",
+					mustSh(t, sb, "stat -c '%a %u %g %F' /.dockersandbox /.dockersandbox/sandbox-helper /.dockersandbox/run"))
+				assert.Equal(t, "run\nsandbox-helper", mustSh(t, sb, "ls -A /.dockersandbox"), "nothing left of the install")
+			}
+			l, err := sb.Lifetimes(ctx)
+			require.NoError(t, err)
+			assert.Equal(t, time.Hour, l.Lifetime)
+
+			again, err := sandbox.Attach(ctx, sb.ID(), onEngine()...)
+			require.NoError(t, err)
+			assert.Equal(t, "hi", mustSh(t, again, "echo hi"))
+			again.Detach()
+		})
+	}
+
+	t.Run("restart", func(t *testing.T) {
+		t.Parallel()
+		requireStopper(t)
+		ctx := testCtx(t)
+		sb := newSandbox(t, testenv.BusyboxImage)
+		if !hasPortSocket(t, sb) {
+			t.Skip("no port socket (the engine is not on this machine): nothing boots")
+		}
+		require.NoError(t, sb.Stop(ctx))
+		require.NoError(t, sb.Restart(ctx))
+		assert.Equal(t, "/.dockersandbox/sandbox-helper init ", mustSh(t, sb, "tr '\\0' ' ' < /proc/1/cmdline; echo"))
+		assert.True(t, testhook.ChannelIsDirect(sb), "the shared channel goes over the port socket after a restart")
+	})
+
+	t.Run("another user", func(t *testing.T) {
+		t.Parallel()
+		sb := newSandbox(t, testenv.DebianImage, sandboxUser())
+		if !hasPortSocket(t, sb) {
+			t.Skip("no port socket (the engine is not on this machine)")
+		}
+		ep := entrypoint(t, sb)
+		require.NotEmpty(t, ep)
+		assert.Equal(t, "/.dockersandbox/sandbox-helper", ep[0], "only root boots")
+		assert.NotEqual(t, "0", mustSh(t, sb, "id -u"))
+		assert.Equal(t, "/.dockersandbox/sandbox-helper init ", mustSh(t, sb, "tr '\\0' ' ' < /proc/1/cmdline; echo"))
+		assert.True(t, testhook.ChannelIsDirect(sb), "the shared channel goes over the port socket for any user")
+	})
+}
+
+// A boot that fails (the image's helper directory is a file) fails New
+// with what PID 1 wrote, and leaves no container.
+func TestBootFailure(t *testing.T) {
+	testenv.RequireDocker(t, "commits an image")
+	if secure {
+		t.Skip("a read-only root does not boot")
+	}
+	ctx := testCtx(t)
+	sb := newSandbox(t, testenv.BusyboxImage)
+	if !hasPortSocket(t, sb) {
+		t.Skip("no port socket (the engine is not on this machine): nothing boots")
+	}
+	mustSh(t, sb, "rm -rf /.dockersandbox && echo x > /.dockersandbox")
+	cli := testenv.Client(t)
+	ref := "dockersandbox-test/boot-fails:" + strings.ToLower(sb.ID())
+	_, err := cli.ContainerCommit(ctx, sb.ID(), client.ContainerCommitOptions{Reference: ref})
+	require.NoError(t, err)
+	t.Cleanup(func() {
+		_, _ = cli.ImageRemove(context.Background(), ref, client.ImageRemoveOptions{Force: true})
+	})
+	require.NoError(t, sb.Close())
+
+	before := ours(t)
+	bad, err := sandbox.New(ctx, sandboxOptions(ref)...)
+	if err == nil {
+		bad.Close()
+	}
+	require.Error(t, err)
+	t.Log(err)
+	assert.Contains(t, err.Error(), "the helper did not start")
+	assert.Contains(t, err.Error(), "not a directory")
+	assert.Equal(t, before, ours(t), "the container is removed")
+}
