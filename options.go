@@ -321,14 +321,17 @@ func WithWorkingDir(dir string) Option {
 	}
 }
 
-// WithDirectPorts says whether Dial, Forward and the HTTP transport may
-// carry their bytes over a unix socket the library shares with the
-// container (default true), rather than over the engine's exec stream
-// that the other operations use. It applies only where the engine runs on
-// this machine (Docker or Podman on a local unix socket, on Linux), to a
-// sandbox that New made and Close removes (WithAutoRemove(true)): the
-// socket's directory is bind-mounted read-only at /run/dockersandbox.
-// Anything that keeps a connection from using it makes it use the stream.
+// WithDirectPorts says whether the library may share a unix socket with
+// the container (default true): the shared channel's frames, and the bytes
+// of Dial, Forward and the HTTP transport, then go over it rather than
+// over the engine's exec streams, and a root sandbox boots from a copy of
+// the helper in the socket's directory rather than having it copied in
+// through the engine's archive API (docs/internals.md). It applies only
+// where the engine runs on this machine (Docker or Podman on a local unix
+// socket, on Linux), to a sandbox that New made and Close removes
+// (WithAutoRemove(true)): the socket's directory is bind-mounted read-only
+// at /run/dockersandbox. Anything that keeps a connection from using it
+// makes it use the stream.
 func WithDirectPorts(on bool) Option {
 	return func(o *options) error {
 		o.use("WithDirectPorts", callNew)

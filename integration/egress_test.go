@@ -658,7 +658,9 @@ func TestEgressCredentialOffTheChannel(t *testing.T) {
 	p := f.policy("api.github.test", "allowed.test")
 	p.TLSConfig = &tls.Config{RootCAs: pool}
 	p.Credentials = []sandbox.EgressCredential{{Host: "api.github.test", Header: "Authorization", Value: "Bearer " + secret}}
-	sb := egressSandbox(t, p, sandbox.WithEngine(eng))
+	// WithDirectPorts(false): the channel's frames go through the daemon's
+	// connection, recorded here (over the port socket they carry the same).
+	sb := egressSandbox(t, p, sandbox.WithEngine(eng), sandbox.WithDirectPorts(false))
 
 	assert.Equal(t, "ok 200 api.github.test authorized=true", probe(t, sb, "getv", "https://api.github.test/"))
 	// The search's controls: a request's line and a response's body,

@@ -634,7 +634,9 @@ func checkMemCase(t *testing.T, caller, id string, c memCase, stalls func() time
 // every Engine API call and every attached stream: a call with a deadline
 // still returns by its deadline (+1 s, asserted with hostileSlack more),
 // whether the daemon froze during the call or before it, with the shared
-// channel and with an exec per call; Close returns within closeBound.
+// channel through the daemon, with an exec per call and with the shared
+// channel over the port socket (where reads, commands and downloads
+// succeed: they need no daemon); Close returns within closeBound.
 func TestHostileFrozenDaemon(t *testing.T) {
 	skipInShort(t)
 	t.Parallel()
@@ -651,19 +653,41 @@ func TestHostileFrozenDaemon(t *testing.T) {
 	t.Cleanup(func() { freeze(false) }) // before the daemon is destroyed
 	bound := hostileDeadline + time.Second + hostileSlack
 
+	// The ways a call reaches the helper: the shared channel on an exec's
+	// stream through the daemon, an exec per call, and the shared channel
+	// over the port socket (the default on a local daemon), whose frames
+	// do not pass through the daemon: a command or a read on it needs no
+	// daemon at all.
+	type way struct {
+		name   string
+		direct bool
+		opts   []sandbox.Option
+	}
+	ways := []way{
+		{"shared", false, []sandbox.Option{sandbox.WithSharedChannel(true), sandbox.WithDirectPorts(false)}},
+		{"exec", false, []sandbox.Option{sandbox.WithSharedChannel(false)}},
+		{"direct", true, nil},
+	}
+	frozenSandbox := func(t *testing.T, w way) *sandbox.Sandbox {
+		t.Helper()
+		sb := hostileSandbox(t, d.cli, testenv.BusyboxImage, append([]sandbox.Option{sandbox.WithClient(d.cli), sandbox.WithNetworkMode("none")}, w.opts...)...)
+		mustSh(t, sb, "true") // the channel is open
+		require.Equal(t, w.direct, testhook.ChannelIsDirect(sb), "%s: the channel over the port socket", w.name)
+		return sb
+	}
+
 	// running starts script, without a deadline or a timeout, in a sandbox
-	// on the shared channel and in one with an exec per call (in that
-	// order), and returns once both run: a freeze before a command's exec
-	// said hello is the handshake's case, not the silence watchdogs'.
+	// for each of ways (in that order), and returns once all run: a freeze
+	// before a command's exec said hello is the handshake's case, not the
+	// silence watchdogs'.
 	type frozenCall struct {
 		r   timed
 		out string
 	}
-	running := func(t *testing.T, script string, bound time.Duration) []<-chan frozenCall {
+	running := func(t *testing.T, ways []way, script string, bound time.Duration) []<-chan frozenCall {
 		var sbs []*sandbox.Sandbox
-		for _, shared := range []bool{true, false} {
-			sbs = append(sbs, hostileSandbox(t, d.cli, testenv.BusyboxImage, sandbox.WithClient(d.cli), sandbox.WithNetworkMode("none"),
-				sandbox.WithSharedChannel(shared)))
+		for _, w := range ways {
+			sbs = append(sbs, frozenSandbox(t, w))
 		}
 		var calls []<-chan frozenCall
 		for _, sb := range sbs {
@@ -688,7 +712,7 @@ func TestHostileFrozenDaemon(t *testing.T) {
 		ctx := testCtx(t)
 		for i, sb := range sbs {
 			require.Eventually(t, func() bool { _, err := sb.Read(ctx, "started"); return err == nil }, noHang, 50*time.Millisecond,
-				"shared=%v: the command runs", i == 0)
+				"%s: the command runs", ways[i].name)
 		}
 		return calls
 	}
@@ -696,45 +720,45 @@ func TestHostileFrozenDaemon(t *testing.T) {
 	// A stall longer than every silence watchdog (the channel's 5 s and
 	// 5 s check, an exec's 10 s): the helpers' frames wait in the daemon,
 	// which the library tells from a silent helper by asking the engine,
-	// so calls without a deadline go on and succeed.
+	// so calls without a deadline go on and succeed (over the port socket
+	// they do not wait at all).
 	t.Run("stall", func(t *testing.T) {
 		const stall = 13 * time.Second
-		calls := running(t, "sleep 5; echo done", stall+noDeadlineExec)
+		calls := running(t, ways, "sleep 5; echo done", stall+noDeadlineExec)
 		freeze(true)
 		time.Sleep(stall)
 		freeze(false)
 		for i, c := range calls {
 			fc := <-c
-			if fc.r.within(t, fmt.Sprintf("shared=%v: a command across a stall", i == 0), stall+noDeadlineExec) && assert.NoError(t, fc.r.err, "shared=%v", i == 0) {
-				assert.Equal(t, "done\n", fc.out, "shared=%v", i == 0)
+			if fc.r.within(t, ways[i].name+": a command across a stall", stall+noDeadlineExec) && assert.NoError(t, fc.r.err, ways[i].name) {
+				assert.Equal(t, "done\n", fc.out, ways[i].name)
 			}
 		}
 	})
 
 	// Frozen for good: a question the engine never answers (30 s, asked
 	// after 2 s of silence) excuses nothing more, so a command without a
-	// deadline or a timeout still ends: the silence watchdog's verdict (an
-	// exec's 10 s have passed by then), the kill of its commands (5 s) and
-	// the look at the container (2 s) follow.
+	// deadline or a timeout through the daemon still ends: the silence
+	// watchdog's verdict (an exec's 10 s have passed by then), the kill of
+	// its commands (5 s) and the look at the container (2 s) follow.
 	t.Run("frozen without a deadline", func(t *testing.T) {
 		const bound = 2*time.Second + 30*time.Second + 1*time.Second + 5*time.Second + 2*time.Second + hostileSlack
-		calls := running(t, "sleep 1000", bound)
+		calls := running(t, ways[:2], "sleep 1000", bound)
 		freeze(true)
 		defer freeze(false)
 		for i, c := range calls {
-			if r := (<-c).r; r.within(t, fmt.Sprintf("shared=%v: a command without a deadline on a frozen daemon", i == 0), bound) {
+			if r := (<-c).r; r.within(t, ways[i].name+": a command without a deadline on a frozen daemon", bound) {
 				assert.ErrorIs(t, r.err, sandbox.ErrDaemonUnreachable)
 			}
 		}
 		freeze(false)
 	})
 
-	for _, shared := range []bool{true, false} {
-		t.Run(fmt.Sprintf("shared=%v", shared), func(t *testing.T) {
-			sb := hostileSandbox(t, d.cli, testenv.BusyboxImage, sandbox.WithClient(d.cli), sandbox.WithNetworkMode("none"),
-				sandbox.WithSharedChannel(shared))
+	for _, w := range ways {
+		t.Run(w.name, func(t *testing.T) {
+			sb := frozenSandbox(t, w)
 			ctx := testCtx(t)
-			require.NoError(t, sb.Write(ctx, "f.txt", []byte("content"))) // the channel is open
+			require.NoError(t, sb.Write(ctx, "f.txt", []byte("content")))
 			call := func(fn func(ctx context.Context) error) func() error {
 				return func() error {
 					ctx, cancel := context.WithTimeout(context.Background(), hostileDeadline)
@@ -758,7 +782,8 @@ func TestHostileFrozenDaemon(t *testing.T) {
 				assert.Error(t, r.err)
 			}
 
-			// Frozen before the call.
+			// Frozen before the call. Over the port socket, what needs
+			// only the helper succeeds.
 			for name, fn := range map[string]func(ctx context.Context) error{
 				"read":    func(ctx context.Context) error { _, err := sb.Read(ctx, "f.txt"); return err },
 				"execute": func(ctx context.Context) error { _, err := sb.Execute(ctx, "true"); return err },
@@ -771,7 +796,12 @@ func TestHostileFrozenDaemon(t *testing.T) {
 				"usage":    func(ctx context.Context) error { _, err := sb.Usage(ctx); return err },
 			} {
 				r := runTimed(bound, call(fn))
-				if r.within(t, name+" on a frozen daemon", bound) {
+				if !r.within(t, name+" on a frozen daemon", bound) {
+					continue
+				}
+				if w.direct && (name == "read" || name == "execute" || name == "download") {
+					assert.NoError(t, r.err, name)
+				} else {
 					assert.Error(t, r.err, name)
 				}
 			}
