@@ -22,8 +22,10 @@ import (
 // exec's stream; only its frames no longer pass through the engine (the
 // daemon and the runtime's shim copy every byte of an exec's stream). Its
 // standard error is still the exec's. If no connection comes (the copy
-// missing or failing, the socket gone), the channel opens on an exec's
-// stream, as without a port socket; once the connection is there, a helper
+// missing or failing, the socket gone, a runtime that keeps the container
+// from host sockets: gVisor without --host-uds=open), the channel opens on
+// an exec's stream, as without a port socket, and so does every later
+// opening for the handle; once the connection is there, a helper
 // that fails its hello fails the opening as an exec's does.
 
 // directChannelWait bounds the wait for the copy's connection, past which
@@ -35,9 +37,14 @@ const directChannelWait = 2 * directWait
 // true, the connection or the error is the opening's.
 func (s *Sandbox) openDirect() (hc *helperConn, direct bool, err error) {
 	ps := s.ports
-	if ps == nil || !s.sharedHelper {
+	if ps == nil || !s.sharedHelper || s.noDirect.Load() {
 		return nil, false, nil
 	}
+	defer func() {
+		if !direct {
+			s.noDirect.Store(true) // it would fail again (gVisor without --host-uds=open): no exec wasted
+		}
+	}()
 	_, tok, wait, ok := ps.expect()
 	if !ok {
 		return nil, false, nil

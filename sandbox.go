@@ -56,6 +56,7 @@ type Sandbox struct {
 	// sharedHelper: the helper was written into the port socket's
 	// directory (channel_direct.go).
 	sharedHelper bool
+	noDirect     atomic.Bool       // a channel over the port socket failed to open: not tried again
 	egress       *egressState      // WithEgress's proxy, if any (egress.go)
 	obs          *observer         // its calls' audit records and spans; nil: none (observe.go)
 	made         trace.SpanContext // the span of the New or Attach that made the handle

@@ -154,6 +154,25 @@ func TestPortSocketAttacked(t *testing.T) {
 			time.Sleep(2 * time.Second) // into the flood
 			dialed <- echoThrough(sb, 1<<20)
 		}()
+		// The shared channel reopening during the flood: over the socket
+		// if its connection gets in, else on an exec's stream after 4 s.
+		type reopened struct {
+			took time.Duration
+			out  string
+			err  error
+		}
+		reopen := make(chan reopened, 1)
+		go func() {
+			time.Sleep(3 * time.Second)
+			_, err := sb.Execute(testCtx(t), `for p in /proc/[0-9]*; do tr '\0' ' ' < $p/cmdline 2>/dev/null | grep -q '^/.dockersandbox/sandbox-helper serve ' && kill -9 ${p#/proc/}; done`, root)
+			if err != nil {
+				reopen <- reopened{err: err}
+				return
+			}
+			start := time.Now()
+			res, err := sb.Execute(testCtx(t), "echo reopened")
+			reopen <- reopened{time.Since(start), res.Output, err}
+		}()
 		var dialErr error
 		gotDial := false
 		for time.Since(start) < seconds*time.Second {
@@ -173,6 +192,11 @@ func TestPortSocketAttacked(t *testing.T) {
 			dialErr = <-dialed
 		}
 		require.NoError(t, dialErr, "a Dial during the flood")
+		r := <-reopen
+		require.NoError(t, r.err, "a command that reopens the channel during the flood")
+		assert.Equal(t, "reopened\n", r.out)
+		assert.Less(t, r.took, 4*time.Second+10*time.Second, "the channel reopened during the flood (4 s for the socket, then an exec)")
+		t.Logf("the channel reopened in %v during the flood; over the socket: %v", r.took, testhook.ChannelIsDirect(sb))
 		assert.LessOrEqual(t, maxG-baseG, testhook.MaxIntroductions+slack, "host goroutines during the flood:\n%s", dump.String())
 		assert.LessOrEqual(t, maxFD-baseFD, testhook.MaxIntroductions+slack, "host descriptors during the flood")
 
