@@ -225,8 +225,16 @@ func (s *Sandbox) attachHelper(ctx context.Context, mode, user string) (*helperC
 	if err != nil {
 		return nil, s.handshakeErr(ctx, hctx, "exec", err)
 	}
-	hc := &helperConn{conn: st, diag: &headBuffer{max: 4096}, out: proto.NewWriter(st)}
-	go func() { _, _ = io.Copy(hc.diag, st.Stderr()) }()
+	diag := &headBuffer{max: 4096}
+	go func() { _, _ = io.Copy(diag, st.Stderr()) }()
+	return s.greet(ctx, hctx, st, diag)
+}
+
+// greet reads the hello of the helper at the other end of st, whose
+// standard error goes to diag, within hctx (the handshake's bound, under
+// ctx), and returns the connection; on failure st is closed.
+func (s *Sandbox) greet(ctx, hctx context.Context, st engine.Stream, diag *headBuffer) (*helperConn, error) {
+	hc := &helperConn{conn: st, diag: diag, out: proto.NewWriter(st)}
 	br := bufio.NewReader(byteClock{st.Stdout(), &hc.lastByte})
 	hc.frames = proto.NewReader(br)
 	hc.frames.ReuseOutput() // output is delivered before the next frame is read

@@ -1,13 +1,13 @@
 package sandbox
 
 import (
-	"bufio"
 	"context"
 	"io"
 	"net"
 	"path"
 	"time"
 
+	"github.com/dockersandbox/sandbox/engine"
 	"github.com/dockersandbox/sandbox/internal/docker"
 	"github.com/dockersandbox/sandbox/internal/proto"
 )
@@ -40,11 +40,6 @@ func (s *Sandbox) openDirect() (hc *helperConn, direct bool, err error) {
 	if ps == nil || !s.sharedHelper || s.noDirect.Load() {
 		return nil, false, nil
 	}
-	defer func() {
-		if !direct {
-			s.noDirect.Store(true) // it would fail again (gVisor without --host-uds=open): no exec wasted
-		}
-	}()
 	_, tok, wait, ok := ps.expect()
 	if !ok {
 		return nil, false, nil
@@ -75,31 +70,19 @@ func (s *Sandbox) openDirect() (hc *helperConn, direct bool, err error) {
 	}
 	if c == nil {
 		st.Close()
+		s.noDirect.Store(true) // it would fail again (gVisor without --host-uds=open): no exec wasted
 		return nil, false, nil
 	}
 	ps.forget(tok, wait)
-	hc = &helperConn{conn: directStream{c, st}, diag: diag, out: proto.NewWriter(c)}
-	br := bufio.NewReader(byteClock{c, &hc.lastByte})
-	hc.frames = proto.NewReader(br)
-	hc.frames.ReuseOutput()
-	if err := hc.readHello(hctx, br); err != nil {
-		hc.close()
-		if context.Cause(hctx) == errDaemonSilent {
-			err = errHelperNoHello
-		}
-		return nil, true, s.helperErr(context.Background(), err, hc.diag)
-	}
-	return hc, true, nil
+	hc, err = s.greet(context.Background(), hctx, directStream{c, st}, diag)
+	return hc, true, err
 }
 
 // directStream is the shared channel's connection over the port socket,
 // with the exec that started its helper (its standard error).
 type directStream struct {
 	*net.UnixConn
-	exec interface {
-		Stderr() io.Reader
-		Close() error
-	}
+	exec engine.Stream
 }
 
 func (d directStream) Stdout() io.Reader { return d.UnixConn }
