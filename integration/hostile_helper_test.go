@@ -857,3 +857,55 @@ func libraryStacks(dump string) string {
 	}
 	return b.String()
 }
+
+// The daemon frozen for 8 s just as the library starts the exec that kills
+// a stopped helper's commands (on an exec per call and on the shared
+// channel through the daemon): the kill waits out the stall (its 5 s do
+// not count the engine's stalls) and no command of the helper survives;
+// the call fails with ErrHelper. Given up after 5 s, the kill left them
+// running.
+func TestHostileFrozenDaemonDuringKill(t *testing.T) {
+	skipInShort(t)
+	t.Parallel()
+	d := startPrivateDaemon(t)
+	if d.cmd == nil {
+		t.Skip("the private daemon is not this process's to freeze")
+	}
+	signal := func(sig syscall.Signal) { _ = d.cmd.Process.Signal(sig) }
+	t.Cleanup(func() { signal(syscall.SIGCONT) })
+	const frozen = 8 * time.Second
+	for i, way := range []struct {
+		name string
+		opts []sandbox.Option
+	}{
+		{"exec", []sandbox.Option{sandbox.WithSharedChannel(false)}},
+		{"shared", []sandbox.Option{sandbox.WithSharedChannel(true), sandbox.WithDirectPorts(false)}},
+	} {
+		opts := way.opts
+		sb := hostileSandbox(t, d.cli, testenv.BusyboxImage, append([]sandbox.Option{sandbox.WithClient(d.cli), sandbox.WithNetworkMode("none")}, opts...)...)
+		mustSh(t, sb, "true")
+		var froze atomic.Bool
+		hook := func(x any) {
+			if x == any(sb) && !froze.Swap(true) {
+				signal(syscall.SIGSTOP)
+				time.AfterFunc(frozen, func() { signal(syscall.SIGCONT) })
+			}
+		}
+		testhook.BeforeKill.Store(&hook)
+		sleeps := fmt.Sprintf("sleep %d & sleep %d", 4361+2*i, 4362+2*i)
+		r := runTimed(noHang+frozen, func() error {
+			_, err := sb.Execute(context.Background(), "helper=$(cut -d' ' -f4 /proc/$PPID/stat); kill -STOP $helper; "+sleeps, sandbox.ExecTimeout(0))
+			return err
+		})
+		testhook.BeforeKill.Store(nil)
+		signal(syscall.SIGCONT)
+		require.True(t, froze.Load(), "%s: the kill ran", way.name)
+		if r.within(t, way.name+": a stopped helper's call across a frozen kill", noHang+frozen) {
+			assert.ErrorIs(t, r.err, sandbox.ErrHelper)
+		}
+		ps := processes(t, sb)
+		for _, s := range strings.Split(sleeps, " & ") {
+			assert.NotContains(t, ps, s, "%s: a command of the stopped helper survived the frozen kill", way.name)
+		}
+	}
+}

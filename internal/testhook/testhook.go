@@ -4,7 +4,7 @@
 // The tests of integration/ are a package of their own, so an
 // export_test.go of package sandbox cannot serve them. Instead package
 // sandbox reads the globals here (AfterCreate, AfterSnapshotCommit,
-// AckDelay, SnapshotBound), and fills in, in an init, the functions and
+// AckDelay, SnapshotBound, BeforeKill), and fills in, in an init, the functions and
 // values that need its types or constants (SetCloseBound, HasPortSocket,
 // ConnIsDirect, ChannelIsDirect, AbandonedAfter, LabelPortsDir, MaxIntroductions,
 // WithHelperBinary). Unset,
@@ -36,6 +36,11 @@ var (
 	// SnapshotBound, when above zero, replaces the bound (in
 	// nanoseconds) of Snapshot without a deadline.
 	SnapshotBound atomic.Int64
+
+	// BeforeKill, when set, is called with the sandbox (a
+	// *sandbox.Sandbox) before the exec that kills a lost helper's
+	// commands (a test freezes the daemon there).
+	BeforeKill atomic.Pointer[func(sb any)]
 )
 
 // Registered by package sandbox in an init.
