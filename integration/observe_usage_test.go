@@ -10,6 +10,7 @@ import (
 	"time"
 
 	"github.com/dockersandbox/sandbox"
+	"github.com/dockersandbox/sandbox/internal/sandboxtest"
 	"github.com/dockersandbox/sandbox/internal/testenv"
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
@@ -129,11 +130,19 @@ func TestUsageMemory(t *testing.T) {
 	}
 	cancel()
 	_ = hold.Wait()
+	// gVisor gives freed memory back to the host when its sentry gets to
+	// it: beside CI's other lanes that once took over 30 s.
+	fall := 30 * time.Second
+	if sandboxtest.GVisor() {
+		fall = 90 * time.Second
+	}
 	var freed sandbox.Usage
+	start := time.Now()
 	require.Eventually(t, func() bool {
 		freed = usage(t, sb)
 		return freed.Memory < held.Memory-80*mib
-	}, 30*time.Second, 100*time.Millisecond, "Memory did not fall once the holder ended (held %d)", held.Memory)
+	}, fall, 100*time.Millisecond, "Memory did not fall once the holder ended (held %d)", held.Memory)
+	t.Logf("memory fell to %d MiB in %v", freed.Memory/mib, time.Since(start).Round(time.Millisecond))
 	if peaks {
 		assert.GreaterOrEqual(t, freed.MemoryPeak, held.Memory, "the peak stays")
 	}
