@@ -80,10 +80,7 @@ type opening struct {
 
 // open opens the shared channel for op.
 func (s *Sandbox) open(op *opening) {
-	hc, direct, err := s.openDirect()
-	if !direct {
-		hc, err = s.attachHelper(context.Background(), "serve", "")
-	}
+	hc, err := s.dialHelper()
 	s.chMu.Lock()
 	defer s.chMu.Unlock()
 	defer close(op.done)
@@ -113,10 +110,24 @@ func (s *Sandbox) open(op *opening) {
 	go ch.watch()
 }
 
+// dialHelper starts the shared channel's helper and reads its hello: on
+// the first channel, over the port socket, or on an exec's stream, the
+// first of them that can be had.
+func (s *Sandbox) dialHelper() (*helperConn, error) {
+	if hc, ok, err := s.openFirst(); ok {
+		return hc, err
+	}
+	if hc, ok, err := s.openDirect(); ok {
+		return hc, err
+	}
+	return s.attachHelper(context.Background(), "serve", "")
+}
+
 // closeChannel drops the shared channel, if any.
 func (s *Sandbox) closeChannel() {
 	s.chMu.Lock()
 	defer s.chMu.Unlock()
+	s.dropFirst()
 	if s.ch != nil {
 		s.ch.breakWith(ErrClosed)
 	}

@@ -39,10 +39,10 @@ import (
 // number of goroutines and descriptors.
 
 // portsDir is where the sandbox sees the directory of the port socket.
-const portsDir = "/run/dockersandbox"
+const portsDir = proto.ShareDir
 
 // portsSocket is the socket's path in the sandbox.
-const portsSocket = portsDir + "/ports.sock"
+const portsSocket = proto.PortsSocket
 
 // maxIntroductions bounds the connections reading their token at once.
 const maxIntroductions = 16
@@ -180,15 +180,20 @@ func init() {
 		cc, ok := c.(*Conn)
 		return ok && cc.dc != nil
 	}
-	testhook.ChannelIsDirect = func(sb any) bool {
+	testhook.ChannelKind = func(sb any) string {
 		s := sb.(*Sandbox)
 		s.chMu.Lock()
 		defer s.chMu.Unlock()
 		if s.ch == nil {
-			return false
+			return ""
 		}
-		_, ok := s.ch.hc.conn.(directStream)
-		return ok
+		switch s.ch.hc.conn.(type) {
+		case firstStream:
+			return "first"
+		case directStream:
+			return "socket"
+		}
+		return "exec"
 	}
 	testhook.LabelPortsDir = labelPortsDir
 	testhook.MaxIntroductions = maxIntroductions
@@ -207,6 +212,25 @@ func (ps *portSocket) expect() (string, [proto.DirectTokenSize]byte, chan *net.U
 	}
 	ps.waiting[tok] = ch
 	return hex.EncodeToString(tok[:]), tok, ch, true
+}
+
+// expectFirst registers the first channel's token and shares it with the
+// container (proto.FirstChannelFile, mode 0644); end takes the connection
+// PID 1 introduced with it, if any, and removes the file.
+func (ps *portSocket) expectFirst() (end func() *net.UnixConn) {
+	tokHex, tok, ch, ok := ps.expect()
+	if !ok {
+		return func() *net.UnixConn { return nil }
+	}
+	name := filepath.Join(ps.dir, filepath.Base(proto.FirstChannelFile))
+	if err := docker.WriteShared(name, []byte(tokHex), 0o644); err != nil {
+		ps.forget(tok, ch)
+		return func() *net.UnixConn { return nil }
+	}
+	return func() *net.UnixConn {
+		os.Remove(name)
+		return ps.forget(tok, ch)
+	}
 }
 
 // forget ends a dial's wait for tok and returns the connection that

@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"net"
 	"slices"
 	"strings"
 	"sync"
@@ -57,6 +58,7 @@ type Sandbox struct {
 	// directory (channel_direct.go).
 	sharedHelper bool
 	noDirect     atomic.Bool       // a channel over the port socket failed to open: not tried again
+	first        *net.UnixConn     // the first channel's connection, until used (channel_first.go); chMu
 	egress       *egressState      // WithEgress's proxy, if any (egress.go)
 	obs          *observer         // its calls' audit records and spans; nil: none (observe.go)
 	made         trace.SpanContext // the span of the New or Attach that made the handle
@@ -225,11 +227,15 @@ func createDocker(ctx context.Context, d *docker.Engine, o *options) (*Sandbox, 
 		return nil
 	}
 	shared := false
+	endFirst := func() *net.UnixConn { return nil }
 	x.Share = func() (string, string) {
 		if ps == nil {
 			return "", ""
 		}
 		shared = true
+		if !o.noChannel {
+			endFirst = ps.expectFirst()
+		}
 		return ps.dir, portsDir
 	}
 	if vols := o.snap.volumes; len(vols) > 0 {
@@ -238,7 +244,11 @@ func createDocker(ctx context.Context, d *docker.Engine, o *options) (*Sandbox, 
 		}
 	}
 	info, err := d.CreateWith(ctx, o.spec(), x)
+	first := endFirst()
 	if err != nil {
+		if first != nil {
+			first.Close()
+		}
 		if ps != nil {
 			ps.close()
 		}
@@ -248,7 +258,7 @@ func createDocker(ctx context.Context, d *docker.Engine, o *options) (*Sandbox, 
 		return nil, err
 	}
 	s := newSandbox(info.ID, o, d)
-	s.ports, s.sharedHelper = ps, shared
+	s.ports, s.sharedHelper, s.first = ps, shared, first
 	return s, nil
 }
 

@@ -59,7 +59,7 @@ func TestBoot(t *testing.T) {
 				require.NoError(t, err)
 				assert.NotZero(t, out.ExitCode, "root changed the shared helper: %s", out.Output)
 			}
-			assert.True(t, testhook.ChannelIsDirect(sb), "the shared channel goes over the port socket")
+			assert.Equal(t, "first", testhook.ChannelKind(sb), "the shared channel is PID 1's connection")
 			assert.Equal(t, "/.dockersandbox/sandbox-helper init -lifetime 1h0m0s ", mustSh(t, sb, "tr '\\0' ' ' < /proc/1/cmdline; echo"))
 			if !secure {
 				assert.Equal(t, "755 0 0 directory\n755 0 0 regular file\n700 0 0 directory",
@@ -88,7 +88,7 @@ func TestBoot(t *testing.T) {
 		require.NoError(t, sb.Stop(ctx))
 		require.NoError(t, sb.Restart(ctx))
 		assert.Equal(t, "/.dockersandbox/sandbox-helper init ", mustSh(t, sb, "tr '\\0' ' ' < /proc/1/cmdline; echo"))
-		assert.True(t, testhook.ChannelIsDirect(sb), "the shared channel goes over the port socket after a restart")
+		assert.Equal(t, "socket", testhook.ChannelKind(sb), "after a restart, the shared channel is an exec's connection to the port socket")
 	})
 
 	t.Run("another user", func(t *testing.T) {
@@ -102,7 +102,7 @@ func TestBoot(t *testing.T) {
 		assert.Equal(t, "/.dockersandbox/sandbox-helper", ep[0], "only root boots")
 		assert.NotEqual(t, "0", mustSh(t, sb, "id -u"))
 		assert.Equal(t, "/.dockersandbox/sandbox-helper init ", mustSh(t, sb, "tr '\\0' ' ' < /proc/1/cmdline; echo"))
-		assert.True(t, testhook.ChannelIsDirect(sb), "the shared channel goes over the port socket for any user")
+		assert.Equal(t, "first", testhook.ChannelKind(sb), "the first channel for any user")
 	})
 }
 
@@ -138,4 +138,57 @@ func TestBootFailure(t *testing.T) {
 	assert.Contains(t, err.Error(), "the helper did not start")
 	assert.Contains(t, err.Error(), "not a directory")
 	assert.Equal(t, before, ours(t), "the container is removed")
+}
+
+// sameAsExec is what a command sees of its process that could differ
+// between a helper PID 1 started (the first channel) and one an exec
+// started.
+const sameAsExec = `id; umask; pwd; ulimit -a; env | sort
+grep -E '^(SigIgn|SigBlk|CapInh|CapPrm|CapEff|CapBnd|CapAmb|NoNewPrivs|Seccomp):' /proc/self/status
+cat /proc/self/oom_score_adj /proc/self/cgroup`
+
+// A command on the first channel (its helper started by PID 1) sees what
+// one on an exec's helper sees: user, umask, directory, limits,
+// environment, signal dispositions, capabilities, no_new_privs, seccomp,
+// OOM score and cgroups. The first channel's helper is then killed from
+// inside, and the same script runs on the channel reopened by an exec.
+func TestFirstChannelAsExec(t *testing.T) {
+	testenv.RequireDocker(t, "PID 1's connection needs a port socket")
+	t.Parallel()
+	for _, image := range images {
+		t.Run(imageName(image), func(t *testing.T) {
+			t.Parallel()
+			ctx := testCtx(t)
+			sb := newSandbox(t, image)
+			first := mustSh(t, sb, sameAsExec)
+			if testhook.ChannelKind(sb) != "first" {
+				t.Skip("no first channel here (no port socket)")
+			}
+			_, err := sb.Execute(ctx, `for p in /proc/[0-9]*; do tr '\0' ' ' < $p/cmdline 2>/dev/null | grep -q '^/.dockersandbox/sandbox-helper serve ' && kill -9 ${p#/proc/}; done`, sandbox.ExecUser("root"))
+			require.NoError(t, err)
+			var again string
+			require.Eventually(t, func() bool {
+				res, err := sb.Execute(ctx, sameAsExec)
+				again = res.Output
+				return err == nil && testhook.ChannelKind(sb) == "socket"
+			}, 30*time.Second, 100*time.Millisecond, "the channel reopens on an exec")
+			if testenv.Podman(t) {
+				// Podman's exec leaves HOSTNAME out of the environment; its
+				// PID 1 has it.
+				first = dropLine(first, "HOSTNAME=")
+			}
+			assert.Equal(t, first, strings.TrimSuffix(again, "\n"))
+		})
+	}
+}
+
+// dropLine drops the lines of s that start with prefix.
+func dropLine(s, prefix string) string {
+	var keep []string
+	for _, l := range strings.Split(s, "\n") {
+		if !strings.HasPrefix(l, prefix) {
+			keep = append(keep, l)
+		}
+	}
+	return strings.Join(keep, "\n")
 }

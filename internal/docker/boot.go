@@ -48,17 +48,18 @@ func bootEntrypoint(spec *engine.Spec, target string) []string {
 	return append([]string{path.Join(target, SharedHelper), proto.BootMode, spec.Helper.Path, spec.WorkingDir}, spec.Command[1:]...)
 }
 
-// writeShared writes bin to name, mode 0755 whatever the umask, through a
-// temporary file renamed into place.
-func writeShared(name string, bin []byte) error {
-	f, err := os.CreateTemp(filepath.Dir(name), ".helper-*")
+// WriteShared writes data to name, a file of a directory shared with a
+// container, with mode whatever the umask, through a temporary file renamed
+// into place: the container never sees it half written.
+func WriteShared(name string, data []byte, mode os.FileMode) error {
+	f, err := os.CreateTemp(filepath.Dir(name), ".shared-*")
 	if err != nil {
 		return err
 	}
 	defer os.Remove(f.Name())
-	_, err = f.Write(bin)
+	_, err = f.Write(data)
 	if err == nil {
-		err = f.Chmod(0o755)
+		err = f.Chmod(mode)
 	}
 	if cerr := f.Close(); err == nil {
 		err = cerr

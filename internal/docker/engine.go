@@ -381,7 +381,7 @@ func (d *Engine) CreateWith(ctx context.Context, spec *engine.Spec, x Creation) 
 	boot := false
 	if x.Share != nil {
 		if dir, target := x.Share(); dir != "" {
-			if err := writeShared(filepath.Join(dir, SharedHelper), bin); err != nil {
+			if err := WriteShared(filepath.Join(dir, SharedHelper), bin, 0o755); err != nil {
 				return engine.Info{}, fmt.Errorf("sandbox: write the helper to share with the container: %w", err)
 			}
 			if bootable(spec, imageUser) {

@@ -39,6 +39,7 @@ type InitOptions struct {
 func Init(o InitOptions) int {
 	CatchInitSignals()
 	sigs := initSignals
+	prepareFirstChannel()                             // before the ready line: New takes the connection once the start returned
 	_, _ = io.WriteString(os.Stdout, proto.ReadyLine) // EPIPE, not death: SIGPIPE is caught
 	reserveThreads(4)
 	l := newLimits(o.Lifetime, o.Idle, filepath.Dir(os.Args[0]), time.Now())

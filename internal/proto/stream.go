@@ -118,3 +118,23 @@ func ParseWindow(p []byte) (int, error) {
 // connection as standard input and output (standard error stays the
 // exec's). It exits 1, saying why on standard error, if it could not.
 const DirectServeMode = "serve-direct"
+
+// ShareDir is where a sandbox sees the directory the library shares with
+// it (read-only): the port socket, the helper's copy, and the first
+// channel's token.
+const ShareDir = "/run/dockersandbox"
+
+// PortsSocket is the library's socket in ShareDir.
+const PortsSocket = ShareDir + "/ports.sock"
+
+// FirstChannelFile, when New shares it, holds a one-time token (hex) with
+// which PID 1 introduces a connection to PortsSocket before it writes
+// ReadyLine, and keeps it: the library's first shared channel. New removes
+// the file once the container started.
+const FirstChannelFile = ShareDir + "/channel"
+
+// FirstChannelStart is the byte the library writes on the first channel's
+// connection when it opens the shared channel: PID 1 then starts the
+// helper at its path in serve mode on the connection (its own session, in
+// "/", stderr /dev/null).
+const FirstChannelStart = 's'

@@ -6,7 +6,7 @@
 // sandbox reads the globals here (AfterCreate, AfterSnapshotCommit,
 // AckDelay, SnapshotBound, BeforeKill), and fills in, in an init, the functions and
 // values that need its types or constants (SetCloseBound, HasPortSocket,
-// ConnIsDirect, ChannelIsDirect, AbandonedAfter, LabelPortsDir, MaxIntroductions,
+// ConnIsDirect, ChannelKind, AbandonedAfter, LabelPortsDir, MaxIntroductions,
 // WithHelperBinary). Unset,
 // the globals change nothing in the library's behaviour.
 package testhook
@@ -57,10 +57,11 @@ var (
 	// ConnIsDirect reports whether c, from Dial, goes over the port
 	// socket.
 	ConnIsDirect func(c net.Conn) bool
-	// ChannelIsDirect reports whether the shared channel of sb (a
-	// *sandbox.Sandbox), opened by a call before, goes over the port
-	// socket.
-	ChannelIsDirect func(sb any) bool
+	// ChannelKind says how the shared channel of sb (a *sandbox.Sandbox),
+	// opened by a call before, reaches its helper: "first" (PID 1's
+	// connection to the port socket), "socket" (an exec's connection to
+	// it), "exec" (an exec's stream), "" (no channel).
+	ChannelKind func(sb any) string
 
 	// AbandonedAfter is how old a never-started sandbox must be for
 	// Prune's and New's sweep to take it as abandoned whatever its owner.
@@ -100,4 +101,12 @@ func DelayAfterAck(d time.Duration) (restore func()) {
 func SetSnapshotBound(d time.Duration) (restore func()) {
 	old := SnapshotBound.Swap(int64(d))
 	return func() { SnapshotBound.Store(old) }
+}
+
+// ChannelIsDirect reports whether the shared channel of sb, opened by a
+// call before, goes over the port socket (ChannelKind "first" or
+// "socket").
+func ChannelIsDirect(sb any) bool {
+	k := ChannelKind(sb)
+	return k == "first" || k == "socket"
 }
