@@ -14,9 +14,16 @@
 //     (reapZombies, init_zombies.go), ends the container after its lifetime
 //     or idle timeout (lifetime.go; InitOptions), and owns the table of
 //     managed processes (pid1_*.go), which it serves on a unix socket.
+//   - boot: PID 1's first program where the library shares the helper
+//     with the container (Boot, boot.go): it installs the helper at its
+//     path and executes it as init.
 //   - serve and call: a serving helper (Serve, serve.go), which the library
-//     starts with an exec. "serve" is the shared channel: it answers
+//     starts with an exec, or PID 1 on its first channel's connection
+//     (first_channel.go). "serve" is the shared channel: it answers
 //     requests until its input ends. "call" answers one request and exits.
+//   - serve-direct: the shared copy, run by an exec, connecting to the
+//     library's socket and executing serve on that connection
+//     (ServeDirect, serve_direct.go).
 //   - reap: a reaper (RunReaper, reaper_main.go), which a serving helper
 //     puts under each command it runs (runReaped, reaper_client.go): a
 //     child subreaper leading the command's process group, so that every
@@ -60,8 +67,10 @@
 // # Transports and their fallbacks
 //
 // The library reaches a serving helper one of two ways: the shared channel
-// (one "serve" exec, requests multiplexed by ID), or an exec of its own per
-// request ("call"): for a Cmd with the caller's own input or writers, a
+// (one "serve" helper, requests multiplexed by ID: on PID 1's first
+// channel, on a connection to the library's socket that serve-direct
+// made, or on an exec's stream, the first that can be had), or an exec of
+// its own per request ("call"): for a Cmd with the caller's own input or writers, a
 // command as another user or on a terminal, and whenever the channel is
 // off (WithSharedChannel(false)) or cannot be had. A read-only
 // request (proto.OpSpec.RetrySafe) that a breaking channel lost is run
