@@ -322,6 +322,9 @@ func (s *Sandbox) awaitEgress(ctx context.Context) error {
 	ctx, cancel := context.WithTimeout(ctx, egressReady)
 	defer cancel()
 	held := false
+	heldErr := func() error {
+		return fmt.Errorf("sandbox %s: the egress proxy did not come up: %s in the sandbox is another handle's (Detach or Close it first)", s.ID(), EgressProxyAddr)
+	}
 	for {
 		n := s.egress.accepted.Load()
 		c, err := s.Dial(ctx, "tcp", EgressProxyAddr)
@@ -332,13 +335,16 @@ func (s *Sandbox) awaitEgress(ctx context.Context) error {
 			}
 			held = true
 		} else if !errors.Is(err, syscall.ECONNREFUSED) || ctx.Err() != nil {
+			if held && ctx.Err() != nil { // the bound ended during a dial: the verdict stands
+				return heldErr()
+			}
 			return fmt.Errorf("sandbox %s: the egress proxy did not come up: %w", s.ID(), err)
 		}
 		select {
 		case <-time.After(20 * time.Millisecond):
 		case <-ctx.Done():
 			if held {
-				return fmt.Errorf("sandbox %s: the egress proxy did not come up: %s in the sandbox is another handle's (Detach or Close it first)", s.ID(), EgressProxyAddr)
+				return heldErr()
 			}
 			return fmt.Errorf("sandbox %s: the egress proxy did not come up: %w", s.ID(), ctx.Err())
 		}
