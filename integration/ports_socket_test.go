@@ -164,11 +164,7 @@ func TestPortSocketAttacked(t *testing.T) {
 		reopen := make(chan reopened, 1)
 		go func() {
 			time.Sleep(3 * time.Second)
-			_, err := sb.Execute(testCtx(t), `for p in /proc/[0-9]*; do tr '\0' ' ' < $p/cmdline 2>/dev/null | grep -q '^/.dockersandbox/sandbox-helper serve ' && kill -9 ${p#/proc/}; done`, root)
-			if err != nil {
-				reopen <- reopened{err: err}
-				return
-			}
+			killChannelHelper(t, sb)
 			start := time.Now()
 			res, err := sb.Execute(testCtx(t), "echo reopened")
 			reopen <- reopened{time.Since(start), res.Output, err}
