@@ -1,7 +1,6 @@
 package integration
 
 import (
-	"context"
 	"strings"
 	"testing"
 	"time"
@@ -106,8 +105,9 @@ func TestBoot(t *testing.T) {
 	})
 }
 
-// A boot that fails (the image's helper directory is a file) fails New
-// with what PID 1 wrote, and leaves no container.
+// A boot that fails (the image's helper directory is a file: a snapshot
+// of a sandbox whose root made it one) fails New with what PID 1 wrote,
+// and leaves no container.
 func TestBootFailure(t *testing.T) {
 	testenv.RequireDocker(t, "commits an image")
 	if secure {
@@ -119,17 +119,13 @@ func TestBootFailure(t *testing.T) {
 		t.Skip("no port socket (the engine is not on this machine): nothing boots")
 	}
 	mustSh(t, sb, "rm -rf /.dockersandbox && echo x > /.dockersandbox")
-	cli := testenv.Client(t)
-	ref := "dockersandbox-test/boot-fails:" + strings.ToLower(sb.ID())
-	_, err := cli.ContainerCommit(ctx, sb.ID(), client.ContainerCommitOptions{Reference: ref})
+	snap, err := sb.Snapshot(ctx)
 	require.NoError(t, err)
-	t.Cleanup(func() {
-		_, _ = cli.ImageRemove(context.Background(), ref, client.ImageRemoveOptions{Force: true})
-	})
+	removeSnapshot(t, snap)
 	require.NoError(t, sb.Close())
 
 	before := ours(t)
-	bad, err := sandbox.New(ctx, sandboxOptions(ref)...)
+	bad, err := sandbox.New(ctx, sandboxOptions(snap.Ref)...)
 	if err == nil {
 		bad.Close()
 	}
