@@ -5,10 +5,12 @@ import (
 	"errors"
 	"fmt"
 	"os"
+	"strconv"
 	"strings"
 	"testing"
 	"time"
 
+	"github.com/dockersandbox/sandbox"
 	"github.com/dockersandbox/sandbox/engine"
 	"github.com/dockersandbox/sandbox/engine/enginetest"
 	"github.com/dockersandbox/sandbox/k8s"
@@ -94,7 +96,11 @@ func TestPidsLimitRefused(t *testing.T) {
 	}
 }
 
-// leftPods names the engine's pods still in the test namespace.
+// leftPods names the pods this package's tests made that are still in
+// the test namespace: its sandboxes' (owned by this process) and the
+// engine's own (enginetest's label). go test runs the module's packages
+// at once, and another package's pod being made is no leak of this one
+// (a CI run failed on one pending pod, most likely k8s/cmd's tests').
 func leftPods() string {
 	e := testEngine(&testing.T{})
 	ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
@@ -103,8 +109,13 @@ func leftPods() string {
 	if err != nil {
 		return err.Error()
 	}
+	host, _ := os.Hostname()
+	owner := host + ":" + strconv.Itoa(os.Getpid()) // as package sandbox writes LabelOwner
 	var names []string
 	for _, i := range list {
+		if i.Labels[sandbox.LabelOwner] != owner && i.Labels["com.dockersandbox.enginetest"] == "" {
+			continue
+		}
 		names = append(names, fmt.Sprintf("%s (%s)", i.Name, i.State))
 	}
 	return strings.Join(names, ", ")
