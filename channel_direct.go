@@ -37,7 +37,7 @@ const directChannelWait = 2 * directWait
 // true, the connection or the error is the opening's.
 func (s *Sandbox) openDirect() (hc *helperConn, direct bool, err error) {
 	ps := s.ports
-	if ps == nil || !s.sharedHelper || s.noDirect.Load() {
+	if ps == nil || s.noDirect.Load() { // a handle with a port socket was made by New, which shared the helper
 		return nil, false, nil
 	}
 	_, tok, wait, ok := ps.expect()

@@ -53,16 +53,16 @@ type Sandbox struct {
 
 	meter meterState // the last Usage sample, for CPUPercent (observe.go)
 
-	ports *portSocket // the port socket Dial uses, if any (ports_socket.go)
-	// sharedHelper: the helper was written into the port socket's
-	// directory (channel_direct.go).
-	sharedHelper bool
-	noDirect     atomic.Bool       // a channel over the port socket failed to open: not tried again
-	first        *net.UnixConn     // the first channel's connection, until used (channel_first.go); chMu
-	egress       *egressState      // WithEgress's proxy, if any (egress.go)
-	obs          *observer         // its calls' audit records and spans; nil: none (observe.go)
-	made         trace.SpanContext // the span of the New or Attach that made the handle
-	portsDir     string            // a detached sandbox's port socket directory, to remove with it
+	// ports is the port socket Dial and the shared channel use, if any
+	// (ports_socket.go); New wrote the helper into its directory
+	// (channel_direct.go).
+	ports    *portSocket
+	noDirect atomic.Bool       // a channel over the port socket failed to open: not tried again
+	first    *net.UnixConn     // the first channel's connection, until used (channel_first.go); chMu
+	egress   *egressState      // WithEgress's proxy, if any (egress.go)
+	obs      *observer         // its calls' audit records and spans; nil: none (observe.go)
+	made     trace.SpanContext // the span of the New or Attach that made the handle
+	portsDir string            // a detached sandbox's port socket directory, to remove with it
 }
 
 // closeCall is one attempt of Close; concurrent callers share its outcome.
@@ -226,13 +226,11 @@ func createDocker(ctx context.Context, d *docker.Engine, o *options) (*Sandbox, 
 		}
 		return nil
 	}
-	shared := false
 	endFirst := func() *net.UnixConn { return nil }
 	x.Share = func() (string, string) {
 		if ps == nil {
 			return "", ""
 		}
-		shared = true
 		if !o.noChannel {
 			endFirst = ps.expectFirst()
 		}
@@ -258,7 +256,7 @@ func createDocker(ctx context.Context, d *docker.Engine, o *options) (*Sandbox, 
 		return nil, err
 	}
 	s := newSandbox(info.ID, o, d)
-	s.ports, s.sharedHelper, s.first = ps, shared, first
+	s.ports, s.first = ps, first
 	return s, nil
 }
 
