@@ -37,44 +37,40 @@ func entrypoint(t *testing.T, sb *sandbox.Sandbox) []string {
 func TestBoot(t *testing.T) {
 	testenv.RequireDocker(t, "reads the container's configuration")
 	t.Parallel()
-	for _, image := range images {
-		t.Run(imageName(image), func(t *testing.T) {
-			t.Parallel()
-			ctx := testCtx(t)
-			sb := newSandbox(t, image, sandbox.WithLifetime(time.Hour))
-			if !hasPortSocket(t, sb) {
-				t.Skip("no port socket (the engine is not on this machine): nothing boots")
-			}
-			ep := entrypoint(t, sb)
-			if secure {
-				assert.Equal(t, []string{"/.dockersandbox/sandbox-helper", "init", "-lifetime", "1h0m0s"}, ep, "a read-only root is copied into")
-			} else {
-				require.Len(t, ep, 7)
-				assert.Equal(t, []string{"/run/dockersandbox/sandbox-helper", "boot", "/.dockersandbox/sandbox-helper"}, ep[:3])
-				assert.Equal(t, sb.WorkingDir(), ep[3])
-				assert.Equal(t, []string{"init", "-lifetime", "1h0m0s"}, ep[4:])
-				assert.Equal(t, "yes\n", mustSh(t, sb, "cmp /run/dockersandbox/sandbox-helper /.dockersandbox/sandbox-helper && echo yes")+"\n")
-				out, err := sb.Execute(ctx, "touch /run/dockersandbox/sandbox-helper || cp /bin/sh /run/dockersandbox/sandbox-helper || rm /run/dockersandbox/sandbox-helper")
-				require.NoError(t, err)
-				assert.NotZero(t, out.ExitCode, "root changed the shared helper: %s", out.Output)
-			}
-			assert.Equal(t, "first", testhook.ChannelKind(sb), "the shared channel is PID 1's connection")
-			assert.Equal(t, "/.dockersandbox/sandbox-helper init -lifetime 1h0m0s ", mustSh(t, sb, "tr '\\0' ' ' < /proc/1/cmdline; echo"))
-			if !secure {
-				assert.Equal(t, "755 0 0 directory\n755 0 0 regular file\n700 0 0 directory",
-					mustSh(t, sb, "stat -c '%a %u %g %F' /.dockersandbox /.dockersandbox/sandbox-helper /.dockersandbox/run"))
-				assert.Equal(t, "run\nsandbox-helper", mustSh(t, sb, "ls -A /.dockersandbox"), "nothing left of the install")
-			}
-			l, err := sb.Lifetimes(ctx)
+	onEachImage(t, func(t *testing.T, sb *sandbox.Sandbox) {
+		ctx := testCtx(t)
+		if !hasPortSocket(t, sb) {
+			t.Skip("no port socket (the engine is not on this machine): nothing boots")
+		}
+		ep := entrypoint(t, sb)
+		if secure {
+			assert.Equal(t, []string{"/.dockersandbox/sandbox-helper", "init", "-lifetime", "1h0m0s"}, ep, "a read-only root is copied into")
+		} else {
+			require.Len(t, ep, 7)
+			assert.Equal(t, []string{"/run/dockersandbox/sandbox-helper", "boot", "/.dockersandbox/sandbox-helper"}, ep[:3])
+			assert.Equal(t, sb.WorkingDir(), ep[3])
+			assert.Equal(t, []string{"init", "-lifetime", "1h0m0s"}, ep[4:])
+			assert.Equal(t, "yes", mustSh(t, sb, "cmp /run/dockersandbox/sandbox-helper /.dockersandbox/sandbox-helper && echo yes"))
+			out, err := sb.Execute(ctx, "touch /run/dockersandbox/sandbox-helper || cp /bin/sh /run/dockersandbox/sandbox-helper || rm /run/dockersandbox/sandbox-helper")
 			require.NoError(t, err)
-			assert.Equal(t, time.Hour, l.Lifetime)
+			assert.NotZero(t, out.ExitCode, "root changed the shared helper: %s", out.Output)
+		}
+		assert.Equal(t, "first", testhook.ChannelKind(sb), "the shared channel is PID 1's connection")
+		assert.Equal(t, "/.dockersandbox/sandbox-helper init -lifetime 1h0m0s ", mustSh(t, sb, "tr '\\0' ' ' < /proc/1/cmdline; echo"))
+		if !secure {
+			assert.Equal(t, "755 0 0 directory\n755 0 0 regular file\n700 0 0 directory",
+				mustSh(t, sb, "stat -c '%a %u %g %F' /.dockersandbox /.dockersandbox/sandbox-helper /.dockersandbox/run"))
+			assert.Equal(t, "run\nsandbox-helper", mustSh(t, sb, "ls -A /.dockersandbox"), "nothing left of the install")
+		}
+		l, err := sb.Lifetimes(ctx)
+		require.NoError(t, err)
+		assert.Equal(t, time.Hour, l.Lifetime)
 
-			again, err := sandbox.Attach(ctx, sb.ID(), onEngine()...)
-			require.NoError(t, err)
-			assert.Equal(t, "hi", mustSh(t, again, "echo hi"))
-			again.Detach()
-		})
-	}
+		again, err := sandbox.Attach(ctx, sb.ID(), onEngine()...)
+		require.NoError(t, err)
+		assert.Equal(t, "hi", mustSh(t, again, "echo hi"))
+		again.Detach()
+	}, sandbox.WithLifetime(time.Hour))
 
 	t.Run("restart", func(t *testing.T) {
 		t.Parallel()
@@ -151,30 +147,26 @@ cat /proc/self/oom_score_adj /proc/self/cgroup`
 func TestFirstChannelAsExec(t *testing.T) {
 	testenv.RequireDocker(t, "PID 1's connection needs a port socket")
 	t.Parallel()
-	for _, image := range images {
-		t.Run(imageName(image), func(t *testing.T) {
-			t.Parallel()
-			ctx := testCtx(t)
-			sb := newSandbox(t, image)
-			first := mustSh(t, sb, sameAsExec)
-			if testhook.ChannelKind(sb) != "first" {
-				t.Skip("no first channel here (no port socket)")
-			}
-			killChannelHelper(t, sb)
-			var again string
-			require.Eventually(t, func() bool {
-				res, err := sb.Execute(ctx, sameAsExec)
-				again = res.Output
-				return err == nil && testhook.ChannelKind(sb) == "socket"
-			}, 30*time.Second, 100*time.Millisecond, "the channel reopens on an exec")
-			if testenv.Podman(t) {
-				// Podman's exec leaves HOSTNAME out of the environment; its
-				// PID 1 has it.
-				first = dropLine(first, "HOSTNAME=")
-			}
-			assert.Equal(t, first, strings.TrimSuffix(again, "\n"))
-		})
-	}
+	onEachImage(t, func(t *testing.T, sb *sandbox.Sandbox) {
+		ctx := testCtx(t)
+		first := mustSh(t, sb, sameAsExec)
+		if testhook.ChannelKind(sb) != "first" {
+			t.Skip("no first channel here (no port socket)")
+		}
+		killChannelHelper(t, sb)
+		var again string
+		require.Eventually(t, func() bool {
+			res, err := sb.Execute(ctx, sameAsExec)
+			again = res.Output
+			return err == nil && testhook.ChannelKind(sb) == "socket"
+		}, 30*time.Second, 100*time.Millisecond, "the channel reopens on an exec")
+		if testenv.Podman(t) {
+			// Podman's exec leaves HOSTNAME out of the environment; its
+			// PID 1 has it.
+			first = dropLine(first, "HOSTNAME=")
+		}
+		assert.Equal(t, first, strings.TrimSuffix(again, "\n"))
+	})
 }
 
 // dropLine drops the lines of s that start with prefix.
